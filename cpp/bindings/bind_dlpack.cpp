@@ -1,0 +1,195 @@
+// cpp/bindings/bind_dlpack.cpp: __dlpack__, __dlpack_device__ and from_dlpack (capsules).
+#include <nanobind/stl/string.h>
+
+#include "bindings.h"
+#include "xpuruntime/dlpack.h"
+#include "xpuruntime/errors.h"
+
+namespace xrt::py {
+namespace {
+
+namespace dl = xrt::dlpack;
+
+constexpr const char* kVersioned = "dltensor_versioned";
+constexpr const char* kUsedVersioned = "used_dltensor_versioned";
+constexpr const char* kLegacy = "dltensor";
+constexpr const char* kUsedLegacy = "used_dltensor";
+
+// A capsule nobody consumed still owns its managed tensor.
+template <class Managed> void capsule_destructor(PyObject* capsule, const char* name) {
+  if (!PyCapsule_IsValid(capsule, name)) return;  // renamed "used_...": the consumer owns it
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  auto* m = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
+  if (m && m->deleter) m->deleter(m);
+  PyErr_Restore(type, value, traceback);
+}
+
+void versioned_destructor(PyObject* c) { capsule_destructor<dl::DLManagedTensorVersioned>(c, kVersioned); }
+void legacy_destructor(PyObject* c) { capsule_destructor<dl::DLManagedTensor>(c, kLegacy); }
+
+std::optional<Device> dl_device_arg(nb::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  if (!nb::isinstance<nb::tuple>(obj) || nb::len(obj) != 2)
+    throw TypeError("dl_device must be a (device_type, device_id) tuple");
+  auto type = nb::cast<int32_t>(obj[0]);
+  auto id = nb::cast<int32_t>(obj[1]);
+  return dl::device_from_dlpack(type, id);
+}
+
+std::optional<bool> optional_bool(nb::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  return nb::cast<bool>(obj);
+}
+
+nb::object export_capsule(const Tensor& t, nb::handle stream, nb::handle max_version,
+                          nb::handle dl_device, nb::handle copy_arg) {
+  if (t.device().is_cpu() && !stream.is_none())
+    throw ValueError("stream must be None for a cpu tensor (got " +
+                     std::string(nb::repr(stream).c_str()) + ")");
+  bool versioned = false;
+  if (!max_version.is_none()) {
+    if (!nb::isinstance<nb::tuple>(max_version) || nb::len(max_version) != 2)
+      throw TypeError("max_version must be a (major, minor) tuple or None");
+    versioned = nb::cast<int64_t>(max_version[0]) >= 1;
+  }
+  std::optional<bool> copy = optional_bool(copy_arg);
+  Tensor view = t;
+  bool copied = false;
+  if (std::optional<Device> target = dl_device_arg(dl_device); target && *target != t.device()) {
+    if (copy == false)
+      throw BufferError("exporting to " + target->str() + " needs a copy, and copy=False");
+    view = to_device(t, *target);
+    copied = true;
+  }
+  if (copy == true && !copied) {
+    view = astype(view, view.dtype(), true);
+    copied = true;
+  }
+  if (versioned) {
+    auto* m = dl::export_versioned(view, copied);
+    PyObject* capsule = PyCapsule_New(m, kVersioned, versioned_destructor);
+    if (!capsule) { m->deleter(m); throw nb::python_error(); }
+    return nb::steal(capsule);
+  }
+  if (view.readonly())
+    throw BufferError("a read-only tensor cannot be exported as a legacy DLPack capsule, which "
+                      "has no read-only flag; ask for max_version=(1, 0) or copy=True");
+  auto* m = dl::export_legacy(view);
+  PyObject* capsule = PyCapsule_New(m, kLegacy, legacy_destructor);
+  if (!capsule) { m->deleter(m); throw nb::python_error(); }
+  return nb::steal(capsule);
+}
+
+// Takes the managed tensor out of a capsule; the capsule is marked used only on success.
+Tensor import_capsule(nb::handle capsule) {
+  PyObject* c = capsule.ptr();
+  const char* name = PyCapsule_GetName(c);
+  if (!name) throw nb::python_error();
+  std::string_view n(name);
+  if (n == kUsedVersioned || n == kUsedLegacy)
+    throw BufferError("this DLPack capsule was already consumed (a capsule can be imported once)");
+  Tensor t;
+  if (n == kVersioned) {
+    t = dl::import_versioned(static_cast<dl::DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, name)));
+    PyCapsule_SetName(c, kUsedVersioned);
+  } else if (n == kLegacy) {
+    t = dl::import_legacy(static_cast<dl::DLManagedTensor*>(PyCapsule_GetPointer(c, name)));
+    PyCapsule_SetName(c, kUsedLegacy);
+  } else {
+    throw TypeError("expected a DLPack capsule ('dltensor' or 'dltensor_versioned'), got a "
+                    "capsule named '" + std::string(n) + "'");
+  }
+  return t;
+}
+
+// Interned names and argument tuples for the producer call.
+struct Names {
+  PyObject* dlpack = PyUnicode_InternFromString("__dlpack__");
+  PyObject* version = Py_BuildValue("(ii)", 1, 1);
+  PyObject* kw_version = Py_BuildValue("(s)", "max_version");
+  PyObject* kw_version_copy = Py_BuildValue("(ss)", "max_version", "copy");
+  PyObject* kw_version_device = Py_BuildValue("(ss)", "max_version", "dl_device");
+  PyObject* kw_version_device_copy = Py_BuildValue("(sss)", "max_version", "dl_device", "copy");
+};
+const Names& names() {
+  static const Names* n = new Names();
+  return *n;
+}
+
+// Calls obj.__dlpack__(max_version=(1, 1)[, dl_device=...][, copy=...]); a producer that
+// does not take these keywords (DLPack before 2023) is asked again without them.
+nb::object call_producer(nb::handle obj, std::optional<Device> device, std::optional<bool> copy,
+                         bool* passed_keywords) {
+  const Names& n = names();
+  nb::object dl_device;
+  PyObject* args[4] = {obj.ptr(), n.version, nullptr, nullptr};
+  PyObject* kwnames = n.kw_version;
+  size_t count = 2;
+  if (device) {
+    dl_device = nb::make_tuple(device->dlpack_type(), static_cast<int>(device->index));
+    args[count++] = dl_device.ptr();
+    kwnames = n.kw_version_device;
+  }
+  if (copy) {
+    args[count++] = *copy ? Py_True : Py_False;
+    kwnames = device ? n.kw_version_device_copy : n.kw_version_copy;
+  }
+  PyObject* result = PyObject_VectorcallMethod(
+      n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+  *passed_keywords = true;
+  if (!result && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    result = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    *passed_keywords = false;
+  }
+  if (!result) throw nb::python_error();
+  return nb::steal(result);
+}
+
+}  // namespace
+
+Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy) {
+  Tensor t;
+  bool producer_handled = false;
+  if (nb::isinstance<Tensor>(obj)) {
+    t = nb::cast<const Tensor&>(obj);
+  } else if (PyCapsule_CheckExact(obj.ptr())) {
+    t = import_capsule(obj);
+  } else {
+    if (!PyObject_HasAttrString(obj.ptr(), "__dlpack__"))
+      throw TypeError("from_dlpack: an object of type '" +
+                      std::string(nb::type_name(obj.type()).c_str()) +
+                      "' does not support DLPack (it has no __dlpack__ method)");
+    nb::object capsule = call_producer(obj, device, copy, &producer_handled);
+    if (!PyCapsule_CheckExact(capsule.ptr()))
+      throw TypeError("__dlpack__ of '" + std::string(nb::type_name(obj.type()).c_str()) +
+                      "' returned something other than a capsule");
+    t = import_capsule(capsule);
+  }
+  if (device && *device != t.device()) {
+    if (copy == false)
+      throw BufferError("from_dlpack: moving to " + device->str() + " needs a copy, and copy=False");
+    return to_device(t, *device);
+  }
+  if (copy == true && !producer_handled) return astype(t, t.dtype(), true);
+  return t;
+}
+
+void bind_dlpack(nb::module_& m) {
+  nb::class_<Tensor> cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
+  cls.def("__dlpack__", &export_capsule, nb::kw_only(), nb::arg("stream").none() = nb::none(),
+          nb::arg("max_version").none() = nb::none(), nb::arg("dl_device").none() = nb::none(),
+          nb::arg("copy").none() = nb::none(),
+          "Exports the tensor as a DLPack capsule (versioned when max_version >= (1, 0)).");
+  cls.def("__dlpack_device__", [](const Tensor& t) {
+    return nb::make_tuple(t.device().dlpack_type(), static_cast<int>(t.device().index));
+  });
+  m.def("from_dlpack", [](nb::handle x, nb::handle device, nb::handle copy) {
+    return from_dlpack(x, optional_device_arg(device), optional_bool(copy));
+  }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(),
+     nb::arg("copy").none() = nb::none(),
+     "Imports any DLPack producer (or a capsule) without copying when it can.");
+}
+
+}  // namespace xrt::py

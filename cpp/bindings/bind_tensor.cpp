@@ -1,0 +1,101 @@
+// cpp/bindings/bind_tensor.cpp: the Tensor type: attributes, operators, conversions.
+#include <nanobind/stl/string.h>
+
+#include "bindings.h"
+#include "xpuruntime/errors.h"
+
+namespace xrt::py {
+namespace {
+
+nb::tuple shape_tuple(const Dims& dims) {
+  PyObject* t = PyTuple_New(dims.size());
+  for (int i = 0; i < dims.size(); ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(dims[i]));
+  return nb::steal<nb::tuple>(t);
+}
+
+nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
+
+template <Tensor (*Op)(const Tensor&, const Tensor&), bool Reflected>
+nb::object binary(const Tensor& self, nb::handle other) {
+  std::optional<Tensor> rhs = operand(self, other);
+  if (!rhs) return not_implemented();
+  return nb::cast(Reflected ? Op(*rhs, self) : Op(self, *rhs));
+}
+
+nb::object scalar_of(const Tensor& t) { return scalar_to_python(item(t)); }
+
+}  // namespace
+
+std::optional<Tensor> operand(const Tensor& self, nb::handle other) {
+  if (nb::isinstance<Tensor>(other)) return nb::cast<const Tensor&>(other);
+  std::optional<Scalar> s = scalar_from_python(other);
+  if (!s) return std::nullopt;
+  DType dtype = scalar_result_type(self.dtype(), s->kind);
+  return scalar_tensor(*s, dtype, self.device());
+}
+
+void bind_tensor(nb::module_& m) {
+  nb::class_<Tensor>(m, "Tensor", "An n-dimensional array on a device (Array API array).")
+      .def_prop_ro("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
+      .def_prop_ro("device", &Tensor::device)
+      .def_prop_ro("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
+      .def_prop_ro("ndim", &Tensor::ndim)
+      .def_prop_ro("size", &Tensor::numel)
+      .def_prop_ro("strides", [](const Tensor& t) { return shape_tuple(t.strides()); },
+                   "Strides in elements (xpuruntime extension).")
+      .def_prop_ro("T", [](const Tensor& t) {
+        if (t.ndim() != 2)
+          throw ValueError("T is defined for 2-D tensors only (this one has " +
+                           std::to_string(t.ndim()) + " dimensions); use mT or permute_dims");
+        return t.matrix_transpose();
+      })
+      .def_prop_ro("mT", &Tensor::matrix_transpose)
+      .def("to_device", [](const Tensor& t, nb::handle device, nb::handle stream) {
+        if (!stream.is_none() && t.device().is_cpu())
+          throw ValueError("stream must be None for a cpu tensor");
+        return to_device(t, optional_device_arg(device).value_or(t.device()));
+      }, nb::arg("device"), nb::kw_only(), nb::arg("stream").none() = nb::none())
+      .def("__add__", binary<add, false>, nb::is_operator())
+      .def("__radd__", binary<add, true>, nb::is_operator())
+      .def("__iadd__", [](nb::handle self, nb::handle other) -> nb::object {
+        Tensor& t = nb::cast<Tensor&>(self);
+        std::optional<Tensor> rhs = operand(t, other);
+        if (!rhs) return not_implemented();
+        add_inplace(t, *rhs);
+        return nb::borrow(self);
+      }, nb::is_operator())
+      .def("__matmul__", [](const Tensor& a, nb::handle b) -> nb::object {
+        if (!nb::isinstance<Tensor>(b)) return not_implemented();
+        return nb::cast(matmul(a, nb::cast<const Tensor&>(b)));
+      }, nb::is_operator())
+      .def("__rmatmul__", [](const Tensor& b, nb::handle a) -> nb::object {
+        if (!nb::isinstance<Tensor>(a)) return not_implemented();
+        return nb::cast(matmul(nb::cast<const Tensor&>(a), b));
+      }, nb::is_operator())
+      .def("__bool__", [](const Tensor& t) { return nb::bool_(scalar_of(t)); })
+      .def("__float__", [](const Tensor& t) { return nb::steal(PyNumber_Float(scalar_of(t).ptr())); })
+      .def("__int__", [](const Tensor& t) { return nb::steal(PyNumber_Long(scalar_of(t).ptr())); })
+      .def("__complex__", [](const Tensor& t) {
+        Scalar s = item(t);
+        if (s.kind == Scalar::Kind::Complex) return nb::steal(PyComplex_FromDoubles(s.c.real(), s.c.imag()));
+        return nb::steal(PyComplex_FromDoubles(s.to<double>(), 0.0));
+      })
+      .def("__index__", [](const Tensor& t) {
+        if (!is_integer(t.dtype()))
+          throw TypeError("only integer tensors can be used as an index (dtype " +
+                          std::string(dtype_info(t.dtype()).name) + ")");
+        return scalar_of(t);
+      })
+      .def("_item", &scalar_of, "The value of a one-element tensor as a Python scalar.")
+      .def("_is_readonly", &Tensor::readonly)
+      .def("_is_contiguous", &Tensor::is_contiguous)
+      .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); })
+      .def("_reinterpret", [](const Tensor& t, nb::handle dtype) {
+        DType d = dtype_arg(dtype);
+        if (itemsize(d) != t.itemsize())
+          throw ValueError("_reinterpret needs a dtype of the same size");
+        return Tensor(t.storage(), t.shape(), t.strides(), t.byte_offset(), d);
+      }, "A view of the same bytes as another dtype of the same size.");
+}
+
+}  // namespace xrt::py

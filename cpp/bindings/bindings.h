@@ -1,0 +1,46 @@
+// cpp/bindings/bindings.h: what the binding files share (conversions between Python
+// objects and core values). Bindings only translate; logic lives in cpp/src.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <optional>
+
+#include "xpuruntime/ops.h"
+#include "xpuruntime/scalar.h"
+#include "xpuruntime/tensor.h"
+
+namespace nb = nanobind;
+
+namespace xrt::py {
+
+/// The Python face of a DType: one immortal instance per dtype.
+struct PyDType { DType value; };
+
+/// The Python dtype object of a DType (borrowed).
+nb::handle dtype_object(DType dtype);
+/// DType from a Python dtype object; TypeError for anything else.
+DType dtype_arg(nb::handle obj);
+std::optional<DType> optional_dtype_arg(nb::handle obj);
+/// Device from None (default), a Device, or a string.
+std::optional<Device> optional_device_arg(nb::handle obj);
+Device default_device();
+
+/// A Python bool/int/float/complex as a Scalar; nullopt for anything else.
+std::optional<Scalar> scalar_from_python(nb::handle obj);
+nb::object scalar_to_python(const Scalar& s);
+/// The right operand of a binary operator as a tensor (a Python scalar takes the array's
+/// dtype per the standard); nullopt means NotImplemented.
+std::optional<Tensor> operand(const Tensor& self, nb::handle other);
+
+/// The standard's asarray.
+Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
+               std::optional<bool> copy);
+/// The standard's from_dlpack.
+Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy);
+
+void bind_tensor(nb::module_& m);
+void bind_dlpack(nb::module_& m);
+void bind_dispatch(nb::module_& m);
+void bind_convert(nb::module_& m);
+
+}  // namespace xrt::py

@@ -1,0 +1,380 @@
+// cpp/bindings/convert.cpp: Python values to tensors (asarray and friends) and the
+// namespace functions of the foundation (creation, add, sum, matmul, astype).
+#include <nanobind/stl/string.h>
+
+#include <cstring>
+#include <vector>
+
+#include "bindings.h"
+#include "xpuruntime/errors.h"
+
+namespace xrt::py {
+namespace {
+
+// ---- Python scalars -------------------------------------------------------------------
+
+std::optional<Scalar> int_scalar(PyObject* o) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (!overflow) return Scalar::from_int(v);
+  if (overflow > 0) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(o);
+    if (!PyErr_Occurred()) return Scalar::from_uint(u);
+    PyErr_Clear();
+  }
+  throw OverflowError("Python integer " + std::string(nb::str(o).c_str()) +
+                      " is out of range for every integer dtype");
+}
+
+// ---- Nested sequences -----------------------------------------------------------------
+
+bool is_sequence(PyObject* o) { return PyList_Check(o) || PyTuple_Check(o); }
+
+// The shape comes from the first element at each depth; the walk then checks that every
+// sub-sequence agrees (else the sequence is ragged) and finds the widest scalar kind
+// (bool < int < float < complex, numbered as Scalar::Kind).
+struct SequenceScan {
+  Dims shape;
+  int kind = -1;
+  std::vector<PyObject*> leaves;
+
+  explicit SequenceScan(PyObject* obj) {
+    for (PyObject* o = obj; is_sequence(o);) {
+      Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+      shape.push_back(n);
+      if (shape.size() > 64) throw ValueError("asarray: nesting deeper than 64 levels");
+      if (n == 0) break;
+      o = PySequence_Fast_ITEMS(o)[0];
+    }
+    leaves.reserve(static_cast<size_t>(shape_numel(shape)));
+    walk(obj, 0);
+  }
+
+  void walk(PyObject* obj, int depth) {
+    if (depth < shape.size()) {
+      if (!is_sequence(obj) || PySequence_Fast_GET_SIZE(obj) != shape[depth])
+        throw ValueError("asarray: the nested sequence is ragged (expected shape " +
+                         shape_str(shape) + ")");
+      PyObject** items = PySequence_Fast_ITEMS(obj);
+      for (int64_t i = 0; i < shape[depth]; ++i) walk(items[i], depth + 1);
+      return;
+    }
+    if (is_sequence(obj))
+      throw ValueError("asarray: the nested sequence is ragged (expected shape " +
+                       shape_str(shape) + ")");
+    kind = std::max(kind, leaf_kind(obj));
+    leaves.push_back(obj);
+  }
+
+  static int leaf_kind(PyObject* obj) {
+    if (std::optional<Scalar> s = scalar_from_python(obj))
+      return s->kind == Scalar::Kind::UInt ? 1 : static_cast<int>(s->kind);
+    nb::handle h(obj);
+    if (nb::isinstance<Tensor>(h)) {
+      const Tensor& t = nb::cast<const Tensor&>(h);
+      if (t.ndim() != 0) throw ValueError("asarray: a nested sequence may hold 0-d tensors only");
+      return is_complex(t.dtype()) ? 4 : is_floating(t.dtype()) ? 3 : t.dtype() == DType::Bool ? 0 : 1;
+    }
+    // NumPy and other scalars, through the number protocol.
+    if (PyIndex_Check(obj)) return 1;
+    if (PyObject_HasAttrString(obj, "__float__")) return 3;
+    if (PyObject_HasAttrString(obj, "__complex__")) return 4;
+    throw TypeError("asarray: cannot convert an object of type '" +
+                    std::string(nb::type_name(h.type()).c_str()) + "' inside a sequence");
+  }
+};
+
+Scalar leaf_value(PyObject* o) {
+  if (nb::isinstance<Tensor>(nb::handle(o))) return item(nb::cast<const Tensor&>(nb::handle(o)));
+  if (std::optional<Scalar> s = scalar_from_python(o)) return *s;
+  if (PyIndex_Check(o)) {
+    nb::object i = nb::steal(PyNumber_Index(o));
+    if (!i.is_valid()) throw nb::python_error();
+    return *int_scalar(i.ptr());
+  }
+  if (PyObject_HasAttrString(o, "__float__")) {
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    return Scalar::from_float(v);
+  }
+  Py_complex c = PyComplex_AsCComplex(o);
+  if (c.real == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  return Scalar::from_complex({c.real, c.imag});
+}
+
+DType default_dtype_for(int kind) {
+  switch (kind) {
+    case 0: return DType::Bool;
+    case 1: return kDefaultInt;
+    case 3: return kDefaultFloat;
+    case 4: return kDefaultComplex;
+    default: return kDefaultFloat;  // empty sequence
+  }
+}
+
+Tensor from_sequence(nb::handle obj, std::optional<DType> dtype, Device device) {
+  SequenceScan scan(obj.ptr());
+  DType d = dtype.value_or(default_dtype_for(scan.kind));
+  if (!dtype && scan.kind == 1) {  // ints past int64 need an explicit uint64
+    for (PyObject* leaf : scan.leaves)
+      if (PyLong_Check(leaf) && !PyBool_Check(leaf)) {
+        Scalar s = *int_scalar(leaf);
+        if (s.kind == Scalar::Kind::UInt)
+          throw OverflowError("Python integer " + std::to_string(s.u) +
+                              " does not fit the default integer dtype int64; pass dtype=uint64");
+      }
+  }
+  Tensor host = empty(scan.shape, d, kCPU);
+  // Each leaf goes through a 0-d fill so that conversion rules live in one place.
+  Dims zero_d;
+  int64_t item_size = static_cast<int64_t>(itemsize(d));
+  for (size_t i = 0; i < scan.leaves.size(); ++i) {
+    Tensor element = host.as_strided(zero_d, zero_d, static_cast<int64_t>(i) * item_size);
+    Scalar value = leaf_value(scan.leaves[i]);
+    if (is_integer(d) && (value.kind == Scalar::Kind::Int || value.kind == Scalar::Kind::UInt)) {
+      Tensor converted = scalar_tensor(value, d, kCPU);  // OverflowError if it does not fit
+      std::memcpy(element.data(), converted.data(), static_cast<size_t>(item_size));
+    } else {
+      Tensor converted = full(zero_d, value, d, kCPU);
+      std::memcpy(element.data(), converted.data(), static_cast<size_t>(item_size));
+    }
+  }
+  return to_device(host, device);
+}
+
+// ---- Buffer protocol ------------------------------------------------------------------
+
+std::optional<DType> dtype_from_format(const char* format, Py_ssize_t itemsize) {
+  std::string f(format ? format : "B");
+  if (!f.empty() && (f[0] == '@' || f[0] == '=' || f[0] == '<')) f.erase(0, 1);
+  if (f == "l" || f == "L") f = (itemsize == 8 ? (f == "l" ? "q" : "Q") : (f == "l" ? "i" : "I"));
+  if (f == "c") f = "B";
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DTypeInfo& info = dtype_info(static_cast<DType>(i));
+    if (!info.buffer_format.empty() && info.buffer_format == f && info.itemsize == itemsize)
+      return static_cast<DType>(i);
+  }
+  return std::nullopt;
+}
+
+Tensor from_buffer(nb::handle obj) {
+  auto* view = new Py_buffer;
+  if (PyObject_GetBuffer(obj.ptr(), view, PyBUF_RECORDS_RO) != 0) {
+    delete view;
+    throw nb::python_error();
+  }
+  auto release = [](void*, void* ctx) {
+    PyGILState_STATE state = PyGILState_Ensure();
+    PyBuffer_Release(static_cast<Py_buffer*>(ctx));
+    PyGILState_Release(state);
+    delete static_cast<Py_buffer*>(ctx);
+  };
+  std::optional<DType> d = dtype_from_format(view->format, view->itemsize);
+  if (!d) {
+    std::string format = view->format ? view->format : "?";
+    PyBuffer_Release(view);
+    delete view;
+    throw TypeError("asarray: buffer format '" + format + "' has no xpuruntime dtype");
+  }
+  Dims shape(view->shape, view->shape + view->ndim);
+  Dims strides;
+  for (int i = 0; i < view->ndim; ++i) {
+    if (view->strides[i] % view->itemsize != 0) {
+      PyBuffer_Release(view);
+      delete view;
+      throw BufferError("asarray: buffer strides are not multiples of the item size");
+    }
+    strides.push_back(view->strides[i] / view->itemsize);
+  }
+  auto storage = Storage::wrap(view->buf, static_cast<size_t>(view->len), kCPU, release, view,
+                               view->readonly != 0);
+  return Tensor(std::move(storage), std::move(shape), std::move(strides), 0, *d);
+}
+
+// ---- Argument helpers -----------------------------------------------------------------
+
+Dims shape_arg(nb::handle obj) {
+  Dims shape;
+  if (PyLong_Check(obj.ptr())) {
+    shape.push_back(nb::cast<int64_t>(obj));
+  } else if (PyTuple_Check(obj.ptr()) || PyList_Check(obj.ptr())) {
+    for (nb::handle d : obj) {
+      if (!PyIndex_Check(d.ptr()) || PyBool_Check(d.ptr()))
+        throw TypeError("shape entries must be integers, got " + std::string(nb::repr(d).c_str()));
+      shape.push_back(nb::cast<int64_t>(d));
+    }
+  } else {
+    throw TypeError("shape must be an int or a tuple of ints, got " +
+                    std::string(nb::repr(obj).c_str()));
+  }
+  for (int64_t d : shape)
+    if (d < 0) throw ValueError("negative dimensions are not allowed: " + shape_str(shape));
+  return shape;
+}
+
+std::optional<bool> optional_bool(nb::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  return nb::cast<bool>(obj);
+}
+
+const Tensor& tensor_arg(nb::handle obj, const char* what) {
+  if (!nb::isinstance<Tensor>(obj))
+    throw TypeError(std::string(what) + " must be an xpuruntime Tensor, got " +
+                    std::string(nb::type_name(obj.type()).c_str()));
+  return nb::cast<const Tensor&>(obj);
+}
+
+DType dtype_for_fill(const Scalar& value) {
+  switch (value.kind) {
+    case Scalar::Kind::Bool: return DType::Bool;
+    case Scalar::Kind::Int: return kDefaultInt;
+    case Scalar::Kind::UInt: return DType::UInt64;
+    case Scalar::Kind::Float: return kDefaultFloat;
+    case Scalar::Kind::Complex: return kDefaultComplex;
+  }
+  return kDefaultFloat;
+}
+
+}  // namespace
+
+std::optional<Scalar> scalar_from_python(nb::handle obj) {
+  PyObject* o = obj.ptr();
+  if (PyBool_Check(o)) return Scalar::from_bool(o == Py_True);
+  if (PyLong_CheckExact(o) || (PyLong_Check(o) && !PyBool_Check(o))) return int_scalar(o);
+  if (PyFloat_Check(o)) return Scalar::from_float(PyFloat_AS_DOUBLE(o));
+  if (PyComplex_Check(o)) {
+    return Scalar::from_complex({PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)});
+  }
+  return std::nullopt;
+}
+
+nb::object scalar_to_python(const Scalar& s) {
+  switch (s.kind) {
+    case Scalar::Kind::Bool: return nb::bool_(s.b);
+    case Scalar::Kind::Int: return nb::int_(s.i);
+    case Scalar::Kind::UInt: return nb::steal(PyLong_FromUnsignedLongLong(s.u));
+    case Scalar::Kind::Float: return nb::float_(s.c.real());
+    case Scalar::Kind::Complex: return nb::steal(PyComplex_FromDoubles(s.c.real(), s.c.imag()));
+  }
+  return nb::none();
+}
+
+Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
+               std::optional<bool> copy) {
+  auto finish = [&](Tensor t, bool fresh) {
+    Device target = device.value_or(t.device());
+    DType d = dtype.value_or(t.dtype());
+    bool needs_copy = target != t.device() || d != t.dtype();
+    if (needs_copy && copy == false)
+      throw ValueError("asarray: copy=False, but converting to " +
+                       std::string(dtype_info(d).name) + " on " + target.str() +
+                       " needs a copy");
+    if (target != t.device()) t = to_device(t, target), fresh = true;
+    if (d != t.dtype()) return astype(t, d, true);
+    if (copy == true && !fresh) return astype(t, d, true);
+    return t;
+  };
+  if (nb::isinstance<Tensor>(obj)) return finish(nb::cast<const Tensor&>(obj), false);
+  if (std::optional<Scalar> s = scalar_from_python(obj)) {
+    if (copy == false) throw ValueError("asarray: copy=False, but a Python scalar must be copied");
+    DType d = dtype.value_or(dtype_for_fill(*s));
+    return full(Dims{}, *s, d, device.value_or(default_device()));
+  }
+  if (PyObject_HasAttrString(obj.ptr(), "__dlpack__")) {
+    Tensor t = from_dlpack(obj, std::nullopt, copy == true && !dtype && !device ? copy : std::nullopt);
+    return finish(t, copy == true && !dtype && !device);
+  }
+  if (PyObject_CheckBuffer(obj.ptr())) return finish(from_buffer(obj), false);
+  if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
+    if (copy == false) throw ValueError("asarray: copy=False, but a sequence must be copied");
+    return from_sequence(obj, dtype, device.value_or(default_device()));
+  }
+  throw TypeError("asarray: cannot convert an object of type '" +
+                  std::string(nb::type_name(obj.type()).c_str()) + "' to a tensor");
+}
+
+void bind_convert(nb::module_& m) {
+  m.def("asarray", [](nb::handle obj, nb::handle dtype, nb::handle device, nb::handle copy) {
+    return asarray(obj, optional_dtype_arg(dtype), optional_device_arg(device), optional_bool(copy));
+  }, nb::arg("obj"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+     nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none());
+
+  m.def("empty", [](nb::handle shape, nb::handle dtype, nb::handle device) {
+    return empty(shape_arg(shape), optional_dtype_arg(dtype).value_or(kDefaultFloat),
+                 optional_device_arg(device).value_or(default_device()));
+  }, nb::arg("shape"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+     nb::arg("device").none() = nb::none());
+  m.def("zeros", [](nb::handle shape, nb::handle dtype, nb::handle device) {
+    return full(shape_arg(shape), Scalar::from_int(0),
+                optional_dtype_arg(dtype).value_or(kDefaultFloat),
+                optional_device_arg(device).value_or(default_device()));
+  }, nb::arg("shape"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+     nb::arg("device").none() = nb::none());
+  m.def("ones", [](nb::handle shape, nb::handle dtype, nb::handle device) {
+    return full(shape_arg(shape), Scalar::from_int(1),
+                optional_dtype_arg(dtype).value_or(kDefaultFloat),
+                optional_device_arg(device).value_or(default_device()));
+  }, nb::arg("shape"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+     nb::arg("device").none() = nb::none());
+  m.def("full", [](nb::handle shape, nb::handle fill_value, nb::handle dtype, nb::handle device) {
+    std::optional<Scalar> value = scalar_from_python(fill_value);
+    if (!value) throw TypeError("full: fill_value must be a Python bool, int, float or complex");
+    std::optional<DType> d = optional_dtype_arg(dtype);
+    return full(shape_arg(shape), *value, d.value_or(dtype_for_fill(*value)),
+                optional_device_arg(device).value_or(default_device()));
+  }, nb::arg("shape"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+     nb::arg("device").none() = nb::none());
+  m.def("arange", [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype,
+                     nb::handle device) {
+    auto number = [](nb::handle o, const char* what) {
+      std::optional<Scalar> s = scalar_from_python(o);
+      if (!s || s->kind == Scalar::Kind::Complex || s->kind == Scalar::Kind::Bool)
+        throw TypeError(std::string("arange: ") + what + " must be an int or a float");
+      return *s;
+    };
+    Scalar a = number(start, "start");
+    Scalar b = stop.is_none() ? a : number(stop, "stop");
+    if (stop.is_none()) a = Scalar::from_int(0);
+    Scalar c = number(step, "step");
+    bool all_int = a.kind != Scalar::Kind::Float && b.kind != Scalar::Kind::Float &&
+                   c.kind != Scalar::Kind::Float;
+    DType d = optional_dtype_arg(dtype).value_or(all_int ? kDefaultInt : kDefaultFloat);
+    return arange(a, b, c, d, optional_device_arg(device).value_or(default_device()));
+  }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::kw_only(),
+     nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none());
+
+  m.def("add", [](nb::handle x1, nb::handle x2) -> Tensor {
+    bool t1 = nb::isinstance<Tensor>(x1), t2 = nb::isinstance<Tensor>(x2);
+    if (t1 && t2) return add(nb::cast<const Tensor&>(x1), nb::cast<const Tensor&>(x2));
+    if (t1) if (auto rhs = operand(nb::cast<const Tensor&>(x1), x2)) return add(nb::cast<const Tensor&>(x1), *rhs);
+    if (t2) if (auto lhs = operand(nb::cast<const Tensor&>(x2), x1)) return add(*lhs, nb::cast<const Tensor&>(x2));
+    throw TypeError("add: expected tensors (or one tensor and a Python scalar)");
+  }, nb::arg("x1"), nb::arg("x2"));
+  m.def("sum", [](nb::handle x, nb::handle axis, nb::handle dtype, bool keepdims) {
+    std::optional<Dims> axes;
+    if (!axis.is_none()) {
+      axes = Dims();
+      if (PyTuple_Check(axis.ptr())) {
+        for (nb::handle a : axis) axes->push_back(nb::cast<int64_t>(a));
+      } else if (PyIndex_Check(axis.ptr()) && !PyBool_Check(axis.ptr())) {
+        axes->push_back(nb::cast<int64_t>(axis));
+      } else {
+        throw TypeError("sum: axis must be None, an int or a tuple of ints");
+      }
+    }
+    return sum(tensor_arg(x, "sum: x"), axes, optional_dtype_arg(dtype), keepdims);
+  }, nb::arg("x"), nb::kw_only(), nb::arg("axis").none() = nb::none(),
+     nb::arg("dtype").none() = nb::none(), nb::arg("keepdims") = false);
+  m.def("matmul", [](nb::handle x1, nb::handle x2) {
+    return matmul(tensor_arg(x1, "matmul: x1"), tensor_arg(x2, "matmul: x2"));
+  }, nb::arg("x1"), nb::arg("x2"));
+  m.def("astype", [](nb::handle x, nb::handle dtype, bool copy, nb::handle device) {
+    Tensor t = tensor_arg(x, "astype: x");
+    if (std::optional<Device> d = optional_device_arg(device)) t = to_device(t, *d);
+    return astype(t, dtype_arg(dtype), copy);
+  }, nb::arg("x"), nb::arg("dtype"), nb::kw_only(), nb::arg("copy") = true,
+     nb::arg("device").none() = nb::none());
+}
+
+}  // namespace xrt::py

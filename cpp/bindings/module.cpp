@@ -1,0 +1,172 @@
+// cpp/bindings/module.cpp: the _core extension module: exceptions, dtypes, devices, info.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "xpuruntime/cpu.h"
+#include "xpuruntime/cuda_loader.h"
+#include "xpuruntime/errors.h"
+
+#ifndef XRT_VERSION
+#define XRT_VERSION "0.0.0"
+#endif
+
+namespace xrt::py {
+namespace {
+
+// Immortal: released references, so nothing is freed after the interpreter is gone.
+nb::handle dtype_objects[kNumDTypes];
+
+void bind_errors(nb::module_& m) {
+  auto base = nb::exception<XpuRuntimeError>(m, "XpuRuntimeError", PyExc_RuntimeError);
+  nb::exception<CudaError>(m, "CudaError", base);
+  nb::exception<OutOfMemoryError>(m, "OutOfMemoryError", base);
+  nb::exception<UnsupportedOperationError>(m, "UnsupportedOperationError", base);
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const BufferError& e) {
+      PyErr_SetString(PyExc_BufferError, e.what());
+    } catch (const OverflowError& e) {
+      PyErr_SetString(PyExc_OverflowError, e.what());
+    }
+  });
+}
+
+void bind_dtypes(nb::module_& m) {
+  static const char* kinds[] = {"bool", "signed integer", "unsigned integer", "real floating",
+                                "complex floating"};
+  nb::class_<PyDType>(m, "DType", "An element type; the instances are xpuruntime.float32 etc.")
+      .def_prop_ro("name", [](const PyDType& d) { return std::string(dtype_info(d.value).name); })
+      .def_prop_ro("itemsize", [](const PyDType& d) { return itemsize(d.value); })
+      .def_prop_ro("kind", [](const PyDType& d) { return kinds[static_cast<int>(kind(d.value))]; })
+      .def("__str__", [](const PyDType& d) { return std::string(dtype_info(d.value).name); })
+      .def("__repr__", [](const PyDType& d) {
+        return "xpuruntime." + std::string(dtype_info(d.value).name);
+      })
+      .def("__eq__", [](const PyDType& a, nb::handle b) {
+        return nb::isinstance<PyDType>(b) && nb::cast<const PyDType&>(b).value == a.value;
+      })
+      .def("__hash__", [](const PyDType& d) { return 0x5bd1e995 + static_cast<int>(d.value); })
+      .def("__reduce__", [](const PyDType& d) {
+        return nb::make_tuple(nb::module_::import_("xpuruntime").attr("dtype"),
+                              nb::make_tuple(std::string(dtype_info(d.value).name)));
+      });
+  for (int i = 0; i < kNumDTypes; ++i) {
+    DType d = static_cast<DType>(i);
+    dtype_objects[i] = nb::cast(PyDType{d}).release();
+    m.attr(std::string(dtype_info(d).name).c_str()) = dtype_objects[i];
+  }
+  m.def("result_type_of", [](nb::handle a, nb::handle b) {
+    return dtype_object(result_type(dtype_arg(a), dtype_arg(b)));
+  }, "Promotes two dtypes by the standard's table (TypeError where it is undefined).");
+  m.def("scalar_result_type_of", [](nb::handle dtype, nb::handle scalar) {
+    std::optional<Scalar> s = scalar_from_python(scalar);
+    if (!s) throw TypeError("expected a Python bool, int, float or complex");
+    return dtype_object(scalar_result_type(dtype_arg(dtype), s->kind));
+  }, "The dtype a Python scalar takes next to an array of this dtype (the standard's rule).");
+}
+
+void bind_devices(nb::module_& m) {
+  nb::class_<Device>(m, "Device", "A device: 'cpu' or 'cuda:N'.")
+      .def("__init__", [](Device* self, const std::string& text) { new (self) Device(Device::parse(text)); })
+      .def("__init__", [](Device* self, const std::string& type, int index) {
+        new (self) Device(Device::parse(type + ":" + std::to_string(index)));
+      })
+      .def_prop_ro("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; })
+      .def_prop_ro("index", [](const Device& d) { return static_cast<int>(d.index); })
+      .def("__eq__", [](const Device& a, nb::handle b) {
+        return nb::isinstance<Device>(b) && nb::cast<const Device&>(b) == a;
+      })
+      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 65536 + d.index; })
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) { return "Device('" + d.str() + "')"; });
+}
+
+nb::dict library_dict(const cuda::LibraryStatus& s) {
+  nb::dict d;
+  d["found"] = s.found;
+  d["path"] = s.path;
+  d["reason"] = s.reason;
+  return d;
+}
+
+void bind_info(nb::module_& m) {
+  m.def("build_info", [] {
+    nb::dict d;
+    d["version"] = XRT_VERSION;
+    d["compiler"] = __VERSION__;
+    d["cxx_standard"] = static_cast<long>(__cplusplus);
+#ifdef NDEBUG
+    d["build_type"] = "Release";
+#else
+    d["build_type"] = "Debug";
+#endif
+    d["cuda_at_build"] = "none needed: CUDA is loaded at run time";
+    return d;
+  });
+  m.def("blas_config", [] { return std::string(cpu::openblas_config()); });
+  m.def("num_threads", &cpu::num_threads, "Threads the CPU kernels use.");
+  m.def("set_num_threads", &cpu::set_num_threads, "Sets the threads the CPU kernels use.");
+  m.def("set_cuda_search_paths", &cuda::set_search_paths);
+  m.def("cuda_status", [] {
+    const cuda::Status& s = cuda::status();
+    nb::dict d;
+    d["available"] = s.available;
+    d["device_count"] = s.device_count;
+    d["driver_version"] = s.driver_version;
+    d["reason"] = s.reason;
+    d["driver"] = library_dict(s.driver);
+    d["nvrtc"] = library_dict(s.nvrtc);
+    d["cublas"] = library_dict(s.cublas);
+    d["cublaslt"] = library_dict(s.cublaslt);
+    return d;
+  });
+}
+
+}  // namespace
+
+nb::handle dtype_object(DType dtype) { return dtype_objects[static_cast<int>(dtype)]; }
+
+DType dtype_arg(nb::handle obj) {
+  if (nb::isinstance<PyDType>(obj)) return nb::cast<const PyDType&>(obj).value;
+  throw TypeError("expected an xpuruntime dtype (such as xpuruntime.float32), got " +
+                  std::string(nb::repr(obj).c_str()));
+}
+
+std::optional<DType> optional_dtype_arg(nb::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  return dtype_arg(obj);
+}
+
+Device default_device() { return kCPU; }
+
+std::optional<Device> optional_device_arg(nb::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  if (nb::isinstance<Device>(obj)) return nb::cast<Device>(obj);
+  if (nb::isinstance<nb::str>(obj)) return Device::parse(nb::cast<std::string>(obj));
+  throw TypeError("expected a device (xpuruntime.Device or a string such as 'cpu'), got " +
+                  std::string(nb::repr(obj).c_str()));
+}
+
+}  // namespace xrt::py
+
+NB_MODULE(_core, m) {
+  using namespace xrt::py;
+  m.attr("__version__") = XRT_VERSION;
+  nb::set_leak_warnings(false);  // the dtype singletons live as long as the process
+  bind_errors(m);
+  bind_dtypes(m);
+  bind_devices(m);
+  bind_info(m);
+  bind_tensor(m);
+  bind_dlpack(m);
+  bind_convert(m);
+  bind_dispatch(m);
+}

@@ -1,0 +1,29 @@
+// cpp/include/xpuruntime/cuda_loader.h: finding the CUDA driver, NVRTC and cuBLAS at run
+// time (dlopen), so one build serves machines with and without a GPU.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace xrt::cuda {
+
+struct LibraryStatus {
+  bool found = false;
+  std::string path;    ///< what was loaded, when found
+  std::string reason;  ///< why not, otherwise
+};
+
+struct Status {
+  bool available = false;  ///< driver loaded, cuInit succeeded, at least one device
+  int device_count = 0;
+  int driver_version = 0;  ///< e.g. 13000
+  std::string reason;      ///< why CUDA is unavailable ("" when available)
+  LibraryStatus driver, nvrtc, cublas, cublaslt;
+};
+
+/// Extra folders to search before the system paths (CUDA_HOME/lib64, the nvidia-* wheels);
+/// set once by the Python layer at import.
+void set_search_paths(std::vector<std::string> paths);
+/// Probes once and caches the answer.
+const Status& status();
+
+}  // namespace xrt::cuda

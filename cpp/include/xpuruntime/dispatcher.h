@@ -1,0 +1,44 @@
+// cpp/include/xpuruntime/dispatcher.h: the one path every op takes to its kernel.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xpuruntime/policy.h"
+#include "xpuruntime/registry.h"
+
+namespace xrt {
+
+/// Why a kernel was chosen.
+enum class DecisionReason : uint8_t { Pinned, FirstSupported, BestPerformance, Fallback };
+
+/// What the dispatcher decided for one (op, device, dtypes) and why; cached per thread.
+struct DecisionRecord {
+  std::string op;
+  std::string device;
+  std::string dtypes;  ///< "float32, float32 -> float32"
+  std::string kernel;
+  DecisionReason reason;
+  std::string detail;  ///< a sentence: the pin, the candidates, the timings
+  std::vector<std::string> candidates;
+};
+
+/// Looks up (op, device, dtypes, policy version) in a per-thread cache, asks the policy on
+/// a miss, runs the chosen kernel. UnsupportedOperationError when nothing (or not the
+/// pinned kernel) supports the call.
+void dispatch(OpId op, const KernelCall& call);
+
+/// The kernel dispatch() would run, without running it (explain, benchmarks).
+KernelRef select_kernel(OpId op, const KernelCall& call);
+
+/// The calling thread's cached decisions.
+std::vector<DecisionRecord> cached_decisions();
+
+/// Explain logs: while one is open on a thread, every dispatch on it appends a record.
+void push_explain_log();
+std::vector<DecisionRecord> pop_explain_log();
+
+/// Mean nanoseconds of one cached decision lookup for this call (benchmarks).
+double time_decision_lookup(OpId op, const KernelCall& call, int iterations);
+
+}  // namespace xrt

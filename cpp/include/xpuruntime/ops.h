@@ -1,0 +1,58 @@
+// cpp/include/xpuruntime/ops.h: the device-independent op definitions. Each checks its
+// arguments (dtypes, shapes, the standard's errors), allocates the result and dispatches.
+#pragma once
+#include <optional>
+
+#include "xpuruntime/kernel.h"
+#include "xpuruntime/registry.h"
+
+namespace xrt {
+
+/// Ids of the built-in ops, interned once.
+struct BuiltinOps {
+  OpId copy, fill, arange, add, sum, matmul;
+  static const BuiltinOps& get();
+};
+
+// Creation
+Tensor empty(const Dims& shape, DType dtype, Device device);
+Tensor full(const Dims& shape, const Scalar& value, DType dtype, Device device);
+/// Values start, start+step, ... below stop (above it for a negative step).
+Tensor arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype,
+              Device device);
+
+// Copies and casts
+/// dst[...] = src[...] with dtype conversion; shapes must match (src may broadcast).
+void copy_into(Tensor& dst, const Tensor& src);
+Tensor astype(const Tensor& x, DType dtype, bool copy);
+Tensor contiguous(const Tensor& x);
+Tensor to_device(const Tensor& x, Device device);
+
+// Type promotion
+/// Result dtype of an array op on two arrays; TypeError where the standard is silent.
+DType result_type(DType a, DType b);
+/// Dtype a Python scalar takes next to an array of dtype `array` (the standard's rule);
+/// TypeError for the undefined mixes (a float scalar with an integer array, ...).
+DType scalar_result_type(DType array, Scalar::Kind scalar);
+/// A 0-d tensor holding the scalar in dtype; OverflowError if an integer does not fit.
+Tensor scalar_tensor(const Scalar& value, DType dtype, Device device);
+
+// Elementwise
+Tensor add(const Tensor& a, const Tensor& b);
+/// a += b in place: b broadcasts to a's shape, the promoted dtype must be a's dtype.
+void add_inplace(Tensor& a, const Tensor& b);
+
+// Reductions
+Tensor sum(const Tensor& x, const std::optional<Dims>& axes, std::optional<DType> dtype,
+           bool keepdims);
+
+// Linear algebra
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+/// The one element of a size-1 tensor; TypeError for other sizes.
+Scalar item(const Tensor& x);
+
+/// ValueError when x is read-only.
+void check_writable(const Tensor& x);
+
+}  // namespace xrt

@@ -1,0 +1,290 @@
+// cpp/src/core/dispatcher.cpp: the per-thread decision cache in front of the registry.
+//
+// Note [Decision cache]: a decision depends on (op, device, dtypes), on the policy in force
+// and on the registered kernels. The first three form the hash key; the policy's version
+// (globally unique, renewed on every change) and the registry's epoch are stored in the
+// entry and compared on each hit, so a change anywhere invalidates lazily, without locks.
+// The cache is per thread: no synchronisation on the hot path, and per-thread policy
+// scopes need nothing special.
+#include "xpuruntime/dispatcher.h"
+
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <unordered_map>
+
+#include "xpuruntime/errors.h"
+
+namespace xrt {
+namespace {
+
+struct CachedDecision {
+  uint64_t policy_version = 0;
+  uint64_t registry_epoch = 0;
+  OpId op = 0;
+  Device device;
+  DTypeSignature signature;
+  std::vector<KernelRef> candidates;  // in the order to try; one when pinned
+  DecisionReason reason = DecisionReason::FirstSupported;
+  std::string detail;
+  bool pinned = false;
+  bool timed = false;  // BestPerformance with several candidates
+  struct Timed { int index; std::string detail; };
+  std::unordered_map<uint64_t, Timed> best;  // by shape class
+};
+
+struct ThreadState {
+  std::unordered_map<uint64_t, std::unique_ptr<CachedDecision>> cache;
+  std::vector<std::vector<DecisionRecord>> logs;
+};
+thread_local ThreadState thread_state;
+
+Device call_device(const KernelCall& call) {
+  if (call.num_outputs > 0) return call.outputs[0].device();
+  return call.inputs[0].device();
+}
+
+uint64_t cache_key(OpId op, Device device, const DTypeSignature& sig) {
+  uint64_t key = op;
+  key = (key << 2) | static_cast<uint64_t>(device.type);
+  key = (key << 8) | static_cast<uint64_t>(device.index & 0xff);
+  key = (key << 3) | static_cast<uint64_t>(sig.count);
+  for (int i = 0; i < DTypeSignature::kMax; ++i)
+    key = (key << 5) | (i < sig.count ? static_cast<uint64_t>(sig.dtypes[i]) : 0);
+  return key;
+}
+
+// Sizes rounded up to powers of two: calls in one class share a timing.
+uint64_t shape_class(const KernelCall& call) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < call.num_inputs; ++i) {
+    const Dims& shape = call.inputs[i].shape();
+    h = (h ^ static_cast<uint64_t>(shape.size() + 64)) * 1099511628211ull;
+    for (int64_t d : shape) h = (h ^ std::bit_width(static_cast<uint64_t>(d))) * 1099511628211ull;
+  }
+  return h;
+}
+
+std::string names_of(const std::vector<KernelRef>& kernels) {
+  std::string s;
+  for (const auto& k : kernels) s += (s.empty() ? "" : ", ") + k->name;
+  return s.empty() ? "none" : s;
+}
+
+std::unique_ptr<CachedDecision> decide(OpId op, Device device, const DTypeSignature& sig,
+                                       const KernelPolicy& policy, uint64_t version,
+                                       uint64_t epoch) {
+  auto& registry = KernelRegistry::global();
+  std::string op_name = registry.op_name(op);
+  auto kernels = registry.kernels(op, device.type);
+  std::vector<KernelRef> supported;
+  for (const auto& k : kernels)
+    if (!k->supports || k->supports(sig)) supported.push_back(k);
+
+  auto d = std::make_unique<CachedDecision>();
+  d->policy_version = version;
+  d->registry_epoch = epoch;
+  d->op = op;
+  d->device = device;
+  d->signature = sig;
+  std::string where = "'" + op_name + "' on " + device.str() + " for (" + sig.str() + ")";
+  if (auto pin = policy.get(op_name)) {
+    KernelRef pinned;
+    for (const auto& k : kernels)
+      if (k->name == *pin) pinned = k;
+    if (!pinned)
+      throw UnsupportedOperationError("the kernel policy pins " + where + " to kernel '" +
+                                      *pin + "', which is not registered; registered: " +
+                                      names_of(kernels));
+    if (pinned->supports && !pinned->supports(sig))
+      throw UnsupportedOperationError("the kernel policy pins " + where + " to kernel '" +
+                                      *pin + "', which does not support these dtypes; "
+                                      "kernels that do: " + names_of(supported));
+    d->candidates = {pinned};
+    d->pinned = true;
+    d->reason = DecisionReason::Pinned;
+    d->detail = "pinned by the kernel policy (" + op_name + "='" + *pin + "')";
+    return d;
+  }
+  if (supported.empty())
+    throw UnsupportedOperationError("no kernel supports " + where + "; registered: " +
+                                    names_of(kernels));
+  d->candidates = supported;
+  if (policy.auto_strategy() == AutoStrategy::BestPerformance && supported.size() > 1) {
+    d->timed = true;
+    d->reason = DecisionReason::BestPerformance;
+    d->detail = "BestPerformance: timing " + names_of(supported);
+  } else {
+    d->reason = DecisionReason::FirstSupported;
+    d->detail = "FirstSupported: first of [" + names_of(supported) + "] by priority";
+  }
+  return d;
+}
+
+CachedDecision& lookup(OpId op, const KernelCall& call) {
+  const PolicyRef& policy = current_policy();
+  uint64_t version = policy->version();
+  uint64_t epoch = KernelRegistry::global().epoch();
+  DTypeSignature sig = DTypeSignature::of(call);
+  Device device = call_device(call);
+  auto& slot = thread_state.cache[cache_key(op, device, sig)];
+  if (!slot || slot->policy_version != version || slot->registry_epoch != epoch)
+    slot = decide(op, device, sig, *policy, version, epoch);
+  return *slot;
+}
+
+bool accepts(const KernelInfo& k, const KernelCall& call) {
+  return !k.accepts || k.accepts(call);
+}
+
+double seconds_of_run(const KernelInfo& k, const KernelCall& call) {
+  auto start = std::chrono::steady_clock::now();
+  k.run(call);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Note: timing writes into scratch outputs, so in-place calls (outputs aliasing inputs)
+// are timed without disturbing their inputs.
+const CachedDecision::Timed& time_candidates(CachedDecision& d, const KernelCall& call) {
+  std::vector<Tensor> scratch;
+  for (int i = 0; i < call.num_outputs; ++i)
+    scratch.push_back(Tensor::empty(call.outputs[i].shape(), call.outputs[i].dtype(),
+                                    call.outputs[i].device()));
+  KernelCall trial = call;
+  trial.outputs = scratch.data();
+  int best = -1;
+  double best_seconds = 0;
+  std::string report;
+  for (size_t i = 0; i < d.candidates.size(); ++i) {
+    const KernelInfo& k = *d.candidates[i];
+    if (!accepts(k, trial)) continue;
+    double seconds = seconds_of_run(k, trial);  // warm-up, and a first estimate
+    int repeats = seconds < 1e-3 ? 5 : 2;
+    for (int r = 0; r < repeats; ++r) seconds = std::min(seconds, seconds_of_run(k, trial));
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, " %.3g us", seconds * 1e6);
+    report += (report.empty() ? "" : ", ") + k.name + buffer;
+    if (best < 0 || seconds < best_seconds) { best = static_cast<int>(i); best_seconds = seconds; }
+  }
+  if (best < 0)
+    throw UnsupportedOperationError("no kernel accepts this call of '" +
+                                    KernelRegistry::global().op_name(d.op) + "'");
+  std::string detail = "BestPerformance: fastest of [" + report + "] for this shape class";
+  return d.best.emplace(shape_class(call), CachedDecision::Timed{best, detail}).first->second;
+}
+
+// The kernel for this call, and the sentence that explains it.
+const KernelInfo& choose(CachedDecision& d, const KernelCall& call, const std::string** why) {
+  *why = &d.detail;
+  if (d.timed) {
+    auto it = d.best.find(shape_class(call));
+    const CachedDecision::Timed& t =
+        it != d.best.end() ? it->second : time_candidates(d, call);
+    const KernelInfo& k = *d.candidates[static_cast<size_t>(t.index)];
+    if (accepts(k, call)) { *why = &t.detail; return k; }
+  }
+  for (const auto& k : d.candidates)
+    if (accepts(*k, call)) return *k;
+  std::string op = KernelRegistry::global().op_name(d.op);
+  if (d.pinned)
+    throw UnsupportedOperationError("the kernel policy pins '" + op + "' to '" +
+                                    d.candidates[0]->name +
+                                    "', which does not accept these inputs (shapes or layout)");
+  throw UnsupportedOperationError("no kernel of '" + op + "' accepts these inputs; tried " +
+                                  names_of(d.candidates));
+}
+
+DecisionRecord make_record(const CachedDecision& d, const KernelInfo& k, const std::string& why) {
+  DecisionRecord r;
+  r.op = KernelRegistry::global().op_name(d.op);
+  r.device = d.device.str();
+  r.dtypes = d.signature.str();
+  r.kernel = k.name;
+  r.reason = d.reason;
+  r.detail = why;
+  for (const auto& c : d.candidates) r.candidates.push_back(c->name);
+  if (&k != d.candidates.front().get() && d.reason == DecisionReason::FirstSupported) {
+    r.reason = DecisionReason::Fallback;
+    r.detail = "fallback: " + d.candidates.front()->name +
+               " does not accept these inputs; " + k.name + " does";
+  }
+  return r;
+}
+
+}  // namespace
+
+DTypeSignature DTypeSignature::of(const KernelCall& call) {
+  DTypeSignature sig;
+  sig.num_inputs = call.num_inputs;
+  for (int i = 0; i < call.num_inputs && sig.count < kMax; ++i)
+    sig.dtypes[sig.count++] = call.inputs[i].dtype();
+  for (int i = 0; i < call.num_outputs && sig.count < kMax; ++i)
+    sig.dtypes[sig.count++] = call.outputs[i].dtype();
+  return sig;
+}
+
+std::string DTypeSignature::str() const {
+  std::string s;
+  for (int i = 0; i < count; ++i) {
+    if (i == num_inputs) s += " ->";
+    if (i > 0 && i != num_inputs) s += ",";
+    if (i > 0) s += " ";
+    s += std::string(dtype_info(dtypes[i]).name);
+  }
+  return s;
+}
+
+void dispatch(OpId op, const KernelCall& call) {
+  CachedDecision& d = lookup(op, call);
+  const std::string* why;
+  const KernelInfo& k = choose(d, call, &why);
+  if (!thread_state.logs.empty()) thread_state.logs.back().push_back(make_record(d, k, *why));
+  k.run(call);
+}
+
+KernelRef select_kernel(OpId op, const KernelCall& call) {
+  CachedDecision& d = lookup(op, call);
+  const std::string* why;
+  const KernelInfo& k = choose(d, call, &why);
+  for (const auto& c : d.candidates)
+    if (c.get() == &k) return c;
+  return nullptr;
+}
+
+std::vector<DecisionRecord> cached_decisions() {
+  std::vector<DecisionRecord> out;
+  for (const auto& [key, d] : thread_state.cache) {
+    if (!d || d->candidates.empty()) continue;
+    if (d->timed && !d->best.empty()) {
+      for (const auto& [cls, t] : d->best)
+        out.push_back(make_record(*d, *d->candidates[static_cast<size_t>(t.index)], t.detail));
+    } else {
+      out.push_back(make_record(*d, *d->candidates.front(), d->detail));
+    }
+  }
+  return out;
+}
+
+void push_explain_log() { thread_state.logs.emplace_back(); }
+
+std::vector<DecisionRecord> pop_explain_log() {
+  if (thread_state.logs.empty()) return {};
+  auto records = std::move(thread_state.logs.back());
+  thread_state.logs.pop_back();
+  return records;
+}
+
+double time_decision_lookup(OpId op, const KernelCall& call, int iterations) {
+  const std::string* why;
+  const KernelInfo* sink = nullptr;
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    CachedDecision& d = lookup(op, call);
+    sink = &choose(d, call, &why);
+  }
+  auto end = std::chrono::steady_clock::now();
+  if (!sink) return 0;
+  return std::chrono::duration<double, std::nano>(end - start).count() / iterations;
+}
+
+}  // namespace xrt

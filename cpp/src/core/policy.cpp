@@ -1,0 +1,100 @@
+// cpp/src/core/policy.cpp: KernelPolicy and the current policy (global + per-thread scopes).
+#include "xpuruntime/policy.h"
+
+#include <vector>
+
+namespace xrt {
+
+uint64_t KernelPolicy::next_version() {
+  static std::atomic<uint64_t> counter{1};
+  return counter.fetch_add(1, std::memory_order_relaxed);
+}
+
+void KernelPolicy::set(const std::string& op, const std::string& kernel) {
+  std::lock_guard lock(mutex_);
+  preferences_[op] = kernel;
+  version_.store(next_version(), std::memory_order_release);
+}
+
+std::optional<std::string> KernelPolicy::get(const std::string& op) const {
+  std::lock_guard lock(mutex_);
+  auto it = preferences_.find(op);
+  if (it == preferences_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool KernelPolicy::remove(const std::string& op) {
+  std::lock_guard lock(mutex_);
+  bool erased = preferences_.erase(op) > 0;
+  if (erased) version_.store(next_version(), std::memory_order_release);
+  return erased;
+}
+
+std::map<std::string, std::string> KernelPolicy::preferences() const {
+  std::lock_guard lock(mutex_);
+  return preferences_;
+}
+
+void KernelPolicy::set_auto_strategy(AutoStrategy strategy) {
+  strategy_.store(strategy);
+  version_.store(next_version(), std::memory_order_release);
+}
+
+namespace {
+
+std::mutex global_mutex;
+PolicyRef& global_slot() {
+  static PolicyRef* slot = new PolicyRef(std::make_shared<KernelPolicy>());
+  return *slot;
+}
+// Each thread caches the global policy pointer; a generation number says when to re-read.
+std::atomic<uint64_t> global_generation{1};
+struct ThreadPolicies {
+  std::vector<PolicyRef> scoped;
+  PolicyRef global_copy;
+  uint64_t generation = 0;
+};
+thread_local ThreadPolicies thread_policies;
+
+}  // namespace
+
+const PolicyRef& current_policy() {
+  ThreadPolicies& t = thread_policies;
+  if (!t.scoped.empty()) return t.scoped.back();
+  uint64_t generation = global_generation.load(std::memory_order_acquire);
+  if (t.generation != generation) {
+    std::lock_guard lock(global_mutex);
+    t.global_copy = global_slot();
+    t.generation = generation;
+  }
+  return t.global_copy;
+}
+
+void set_global_policy(PolicyRef policy) {
+  std::lock_guard lock(global_mutex);
+  global_slot() = std::move(policy);
+  global_generation.fetch_add(1, std::memory_order_acq_rel);
+}
+
+PolicyRef global_policy() {
+  std::lock_guard lock(global_mutex);
+  return global_slot();
+}
+
+void push_thread_policy(PolicyRef policy) { thread_policies.scoped.push_back(std::move(policy)); }
+
+void pop_thread_policy() {
+  if (!thread_policies.scoped.empty()) thread_policies.scoped.pop_back();
+}
+
+const char* strategy_name(AutoStrategy strategy) {
+  return strategy == AutoStrategy::FirstSupported ? "FirstSupported" : "BestPerformance";
+}
+
+std::optional<AutoStrategy> strategy_from_name(const std::string& name) {
+  if (name == "FirstSupported") return AutoStrategy::FirstSupported;
+  if (name == "BestPerformance") return AutoStrategy::BestPerformance;
+  return std::nullopt;
+}
+
+}  // namespace xrt

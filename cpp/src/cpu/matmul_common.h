@@ -1,0 +1,48 @@
+// cpp/src/cpu/matmul_common.h: walking the batch of a matmul call (shared by its kernels).
+#pragma once
+#include <cstdint>
+
+#include "xpuruntime/kernel.h"
+
+namespace xrt::cpu {
+
+/// One matrix product of the batch: pointers and byte strides of A (m x k), B (k x n) and
+/// the contiguous C (m x n).
+struct MatrixProduct {
+  int64_t m, n, k;
+  const char* a; int64_t a_row, a_col;
+  const char* b; int64_t b_row, b_col;
+  char* c;
+};
+
+/// Calls fn(product) for each matrix of the batch; inputs are broadcast to the batch shape.
+template <class Fn> void for_each_matrix(const KernelCall& call, Fn&& fn) {
+  const Tensor &a = call.in(0), &b = call.in(1), &c = call.out();
+  int nd = c.ndim();
+  int64_t item = static_cast<int64_t>(c.itemsize());
+  MatrixProduct p;
+  p.m = c.shape()[nd - 2];
+  p.n = c.shape()[nd - 1];
+  p.k = a.shape()[nd - 1];
+  p.a_row = a.strides()[nd - 2] * item;
+  p.a_col = a.strides()[nd - 1] * item;
+  p.b_row = b.strides()[nd - 2] * item;
+  p.b_col = b.strides()[nd - 1] * item;
+  int64_t batch = 1;
+  for (int d = 0; d < nd - 2; ++d) batch *= c.shape()[d];
+  for (int64_t i = 0; i < batch; ++i) {
+    int64_t rest = i, a_off = 0, b_off = 0;
+    for (int d = nd - 3; d >= 0; --d) {
+      int64_t idx = rest % c.shape()[d];
+      rest /= c.shape()[d];
+      a_off += idx * a.strides()[d] * item;
+      b_off += idx * b.strides()[d] * item;
+    }
+    p.a = a.data() + a_off;
+    p.b = b.data() + b_off;
+    p.c = c.data() + i * p.m * p.n * item;
+    fn(p);
+  }
+}
+
+}  // namespace xrt::cpu

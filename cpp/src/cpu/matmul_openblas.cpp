@@ -1,0 +1,104 @@
+// cpp/src/cpu/matmul_openblas.cpp: matmul through cblas ?gemm of scipy-openblas64, whose
+// symbols carry a scipy_ prefix and a 64_ suffix (64-bit integer interface).
+#include <cblas.h>
+
+#include <complex>
+#include <cstring>
+#include <vector>
+#include <optional>
+
+#include "cpu/dtype_dispatch.h"
+#include "cpu/kernels.h"
+#include "cpu/matmul_common.h"
+#include "xpuruntime/ops.h"
+
+extern "C" char* scipy_openblas_get_config64_(void);
+
+namespace xrt::cpu {
+namespace {
+
+struct BlasLayout { CBLAS_TRANSPOSE trans; int64_t ld; };
+
+// How BLAS can read a rows x cols matrix with these element strides, if it can.
+std::optional<BlasLayout> layout(int64_t rows, int64_t cols, int64_t s_row, int64_t s_col) {
+  int64_t r = std::max<int64_t>(rows, 1), c = std::max<int64_t>(cols, 1);
+  if ((cols <= 1 || s_col == 1) && (rows <= 1 || s_row >= c))
+    return BlasLayout{CblasNoTrans, rows <= 1 ? c : s_row};
+  if ((rows <= 1 || s_row == 1) && (cols <= 1 || s_col >= r))
+    return BlasLayout{CblasTrans, cols <= 1 ? r : s_col};
+  return std::nullopt;
+}
+
+template <class T>
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a,
+          int64_t lda, const T* b, int64_t ldb, T* c) {
+  if constexpr (std::is_same_v<T, float>) {
+    scipy_cblas_sgemm64_(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
+  } else if constexpr (std::is_same_v<T, double>) {
+    scipy_cblas_dgemm64_(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+  } else {
+    const T one(1), zero(0);
+    if constexpr (std::is_same_v<T, std::complex<float>>)
+      scipy_cblas_cgemm64_(CblasRowMajor, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, n);
+    else
+      scipy_cblas_zgemm64_(CblasRowMajor, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, n);
+  }
+}
+
+template <class T> void matmul_typed(const KernelCall& call) {
+  const int64_t item = sizeof(T);
+  for_each_matrix(call, [&](const MatrixProduct& g) {
+    T* c = reinterpret_cast<T*>(g.c);
+    if (g.m == 0 || g.n == 0) return;
+    if (g.k == 0) return std::fill(c, c + g.m * g.n, T(0));
+    auto la = layout(g.m, g.k, g.a_row / item, g.a_col / item);
+    auto lb = layout(g.k, g.n, g.b_row / item, g.b_col / item);
+    const T* a = reinterpret_cast<const T*>(g.a);
+    const T* b = reinterpret_cast<const T*>(g.b);
+    // Note: operands BLAS cannot address (negative, zero or odd strides, misalignment)
+    // are packed into contiguous scratch first.
+    std::vector<T> a_copy, b_copy;
+    bool aligned = reinterpret_cast<uintptr_t>(a) % alignof(T) == 0 &&
+                   reinterpret_cast<uintptr_t>(b) % alignof(T) == 0 &&
+                   g.a_row % item == 0 && g.a_col % item == 0 && g.b_row % item == 0 &&
+                   g.b_col % item == 0;
+    if (!la || !aligned) {
+      a_copy.resize(static_cast<size_t>(g.m * g.k));
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t p = 0; p < g.k; ++p)
+          std::memcpy(&a_copy[static_cast<size_t>(i * g.k + p)], g.a + i * g.a_row + p * g.a_col, sizeof(T));
+      a = a_copy.data();
+      la = BlasLayout{CblasNoTrans, std::max<int64_t>(g.k, 1)};
+    }
+    if (!lb || !aligned) {
+      b_copy.resize(static_cast<size_t>(g.k * g.n));
+      for (int64_t p = 0; p < g.k; ++p)
+        for (int64_t j = 0; j < g.n; ++j)
+          std::memcpy(&b_copy[static_cast<size_t>(p * g.n + j)], g.b + p * g.b_row + j * g.b_col, sizeof(T));
+      b = b_copy.data();
+      lb = BlasLayout{CblasNoTrans, std::max<int64_t>(g.n, 1)};
+    }
+    gemm<T>(la->trans, lb->trans, g.m, g.n, g.k, a, la->ld, b, lb->ld, c);
+  });
+}
+
+}  // namespace
+
+bool matmul_openblas_supports(DType d) {
+  return d == DType::Float32 || d == DType::Float64 || d == DType::Complex64 ||
+         d == DType::Complex128;
+}
+
+void matmul_openblas(const KernelCall& call) {
+  switch (call.out().dtype()) {
+    case DType::Float32: return matmul_typed<float>(call);
+    case DType::Float64: return matmul_typed<double>(call);
+    case DType::Complex64: return matmul_typed<std::complex<float>>(call);
+    case DType::Complex128: return matmul_typed<std::complex<double>>(call);
+    default: throw UnsupportedOperationError("openblas matmul supports float32/64, complex64/128");
+  }
+}
+
+const char* openblas_config() { return scipy_openblas_get_config64_(); }
+
+}  // namespace xrt::cpu

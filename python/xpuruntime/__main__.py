@@ -1,0 +1,50 @@
+"""python -m xpuruntime info: what this installation is and what it found."""
+
+import os
+import platform
+import sys
+
+
+def info():
+    import xpuruntime as xrt
+    from xpuruntime import _core
+
+    build = _core.build_info()
+    lines = [
+        f"xpuruntime {xrt.__version__}",
+        f"  python      {platform.python_version()} ({sys.executable})",
+        f"  location    {os.path.dirname(xrt.__file__)}",
+        f"  build       {build['build_type']}, {build['compiler']}, C++{build['cxx_standard']}",
+        f"  cuda build  {build['cuda_at_build']}",
+        f"  blas        {_core.blas_config()}",
+        f"  cpu threads {_core.num_threads()}",
+        "devices",
+        "  cpu",
+    ]
+    st = xrt.cuda.status()
+    if st["available"]:
+        for i in range(st["device_count"]):
+            lines.append(f"  cuda:{i}")
+    lines.append("cuda")
+    lines.append(f"  available   {st['available']}" + ("" if st["available"] else
+                                                      f" ({st['reason']})"))
+    if st["driver_version"]:
+        v = st["driver_version"]
+        lines.append(f"  driver api  {v // 1000}.{v % 1000 // 10}")
+    for lib in ("driver", "nvrtc", "cublas", "cublaslt"):
+        s = st[lib]
+        lines.append(f"  {lib:<11} " + (s["path"] if s["found"] else f"not found ({s['reason']})"))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in ([], ["info"]):
+        print(info())
+        return 0
+    print("usage: python -m xpuruntime info", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""python/xpuruntime/_policy.py: KernelPolicy (JSON in and out), the current policy, explain.
+
+The policy itself lives in C++ (the dispatcher reads it without Python); this module adds
+what a user touches: construction from keywords, JSON, a context manager, and explain logs.
+"""
+
+import contextlib
+import json
+import threading
+from dataclasses import dataclass, field
+
+from . import _core
+
+_SCHEMA = "xpuruntime.KernelPolicy/1"
+
+
+class KernelPolicy(_core._KernelPolicy):
+    """Which kernel each op uses: ``KernelPolicy(matmul="openblas")``.
+
+    Ops without a pin follow ``auto_strategy``: ``"FirstSupported"`` (the highest-priority
+    kernel that supports the inputs) or ``"BestPerformance"`` (time the supporting kernels
+    once per shape class and keep the fastest). Pinning a kernel that does not exist or
+    does not support the inputs raises UnsupportedOperationError when the op runs.
+    """
+
+    def __init__(self, auto_strategy="FirstSupported", **pins):
+        super().__init__()
+        self.auto_strategy = auto_strategy
+        for op, kernel in pins.items():
+            self.set(op, kernel)
+
+    def set(self, op, kernel):
+        if not isinstance(op, str) or not isinstance(kernel, str):
+            raise TypeError("KernelPolicy.set(op, kernel) takes two strings")
+        super().set(op, kernel)
+        return self
+
+    def to_dict(self):
+        return {"schema": _SCHEMA, "auto_strategy": self.auto_strategy,
+                "preferences": dict(self.preferences)}
+
+    def to_json(self, indent=2):
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data):
+        if not isinstance(data, dict):
+            raise ValueError("a kernel policy is a JSON object")
+        schema = data.get("schema", _SCHEMA)
+        if schema != _SCHEMA:
+            raise ValueError(f"unknown kernel policy schema {schema!r} (expected {_SCHEMA!r})")
+        unknown = set(data) - {"schema", "auto_strategy", "preferences"}
+        if unknown:
+            raise ValueError(f"unknown kernel policy fields: {sorted(unknown)}")
+        prefs = data.get("preferences", {})
+        if not isinstance(prefs, dict):
+            raise ValueError("'preferences' must map op names to kernel names")
+        return cls(auto_strategy=data.get("auto_strategy", "FirstSupported"), **prefs)
+
+    @classmethod
+    def from_json(cls, text):
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json() + "\n")
+
+    @classmethod
+    def load(cls, path):
+        with open(path, encoding="utf-8") as f:
+            return cls.from_json(f.read())
+
+    def __eq__(self, other):
+        if not isinstance(other, _core._KernelPolicy):
+            return NotImplemented
+        return (self.auto_strategy == other.auto_strategy
+                and self.preferences == other.preferences)
+
+    __hash__ = None
+
+    def __repr__(self):
+        pins = "".join(f", {op}={k!r}" for op, k in sorted(self.preferences.items()))
+        return f"KernelPolicy(auto_strategy={self.auto_strategy!r}{pins})"
+
+
+def set_kernel_policy(policy):
+    """Makes policy the process-wide kernel policy (threads without a scoped one use it)."""
+    if not isinstance(policy, _core._KernelPolicy):
+        raise TypeError("set_kernel_policy expects a KernelPolicy")
+    _core._set_global_policy(policy)
+
+
+def get_kernel_policy():
+    """The policy in force on this thread (a scoped one, else the global one)."""
+    return _core._current_policy()
+
+
+@contextlib.contextmanager
+def kernel_policy(policy=None, **pins):
+    """``with kernel_policy(KernelPolicy(...))`` or ``with kernel_policy(matmul="native")``:
+    the policy applies to this thread inside the block."""
+    if policy is None:
+        policy = KernelPolicy(**pins)
+    elif pins:
+        raise TypeError("pass a KernelPolicy or keyword pins, not both")
+    if not isinstance(policy, _core._KernelPolicy):
+        raise TypeError("kernel_policy expects a KernelPolicy")
+    _core._push_thread_policy(policy)
+    try:
+        yield policy
+    finally:
+        _core._pop_thread_policy()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One dispatcher decision: which kernel ran for which op, and why."""
+    op: str
+    device: str
+    dtypes: str
+    kernel: str
+    reason: str          # "pinned", "first_supported", "best_performance", "fallback"
+    detail: str
+    candidates: tuple = field(default=())
+
+    def __str__(self):
+        return f"{self.op}[{self.device}; {self.dtypes}] -> {self.kernel}: {self.detail}"
+
+
+def _decisions(records):
+    return [Decision(**{**r, "candidates": tuple(r["candidates"])}) for r in records]
+
+
+class ExplainLog:
+    """Collects the decisions of every op run on this thread inside ``with explain()``."""
+
+    def __init__(self):
+        self.records = []
+        self._thread = None
+
+    def __enter__(self):
+        self._thread = threading.get_ident()
+        _core._explain_begin()
+        return self
+
+    def __exit__(self, *exc):
+        self.records = _decisions(_core._explain_end())
+        return False
+
+    def kernels(self, op=None):
+        """Names of the kernels that ran, in order (for one op when given)."""
+        return [r.kernel for r in self.records if op is None or r.op == op]
+
+    def __str__(self):
+        if not self.records:
+            return "(no ops ran)"
+        return "\n".join(str(r) for r in self.records)
+
+    __repr__ = __str__
+
+
+def explain():
+    """``with xrt.explain() as log: ...`` records which kernel each op used and why."""
+    return ExplainLog()
+
+
+def decisions():
+    """The dispatcher's cached decisions on this thread."""
+    return _decisions(_core._cached_decisions())

@@ -1,0 +1,94 @@
+"""tests/common.py: the dtype table and comparison helpers shared by the tests.
+
+Imported as ``from common import ...`` (pytest puts this folder on sys.path,
+the way nanobind's tests import their ``common.py``).
+"""
+
+import hypothesis.extra.numpy as hnp
+import numpy as np
+import pytest
+
+import xpuruntime as xrt
+
+# name -> (itemsize, kind); the order is the spec's order.
+DTYPES = {
+    "bool": (1, "bool"),
+    "int8": (1, "signed integer"),
+    "int16": (2, "signed integer"),
+    "int32": (4, "signed integer"),
+    "int64": (8, "signed integer"),
+    "uint8": (1, "unsigned integer"),
+    "uint16": (2, "unsigned integer"),
+    "uint32": (4, "unsigned integer"),
+    "uint64": (8, "unsigned integer"),
+    "float16": (2, "real floating"),
+    "bfloat16": (2, "real floating"),
+    "float32": (4, "real floating"),
+    "float64": (8, "real floating"),
+    "complex64": (8, "complex floating"),
+    "complex128": (16, "complex floating"),
+}
+ALL = tuple(DTYPES)
+NUMERIC = tuple(n for n in ALL if n != "bool")
+SIGNED = tuple(n for n in ALL if DTYPES[n][1] == "signed integer")
+UNSIGNED = tuple(n for n in ALL if DTYPES[n][1] == "unsigned integer")
+INTEGER = SIGNED + UNSIGNED
+REAL_FLOATING = tuple(n for n in ALL if DTYPES[n][1] == "real floating")
+COMPLEX = tuple(n for n in ALL if DTYPES[n][1] == "complex floating")
+FLOATING = REAL_FLOATING + COMPLEX
+# Everything NumPy represents natively (bfloat16 needs ml_dtypes).
+NUMPY_NATIVE = tuple(n for n in ALL if n != "bfloat16")
+
+
+def numpy_dtype(name):
+    """The NumPy equivalent of dtype `name`; skips the test when bfloat16
+    has no NumPy counterpart (ml_dtypes missing)."""
+    if name == "bfloat16":
+        ml_dtypes = pytest.importorskip("ml_dtypes")
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def to_numpy(t):
+    """A NumPy array with the tensor's dtype and values (bfloat16 included)."""
+    if t.dtype == xrt.bfloat16:
+        numpy_dtype("bfloat16")  # skip without ml_dtypes
+    return np.asarray(t)
+
+
+def tensor(a):
+    """`xrt.asarray(a)` for a NumPy array of any of the 15 dtypes.
+
+    NumPy exports ml_dtypes' bfloat16 through neither the buffer protocol nor
+    DLPack, so bfloat16 arrays travel as float32 (exact) and are cast back.
+    """
+    if a.dtype.name == "bfloat16":
+        return xrt.astype(xrt.asarray(a.astype(np.float32)), xrt.bfloat16)
+    return xrt.asarray(a)
+
+
+def arrays(name, shape, **element_kwargs):
+    """A hypothesis strategy of NumPy arrays of dtype `name`."""
+    np_dtype = numpy_dtype(name)
+    if name != "bfloat16":
+        elements = hnp.from_dtype(np_dtype, **element_kwargs)
+        return hnp.arrays(np_dtype, shape, elements=elements)
+    elements = hnp.from_dtype(np.dtype(np.float32), **element_kwargs)
+    return hnp.arrays(np.float32, shape, elements=elements).map(
+        lambda a: a.astype(np_dtype))
+
+
+def assert_tensor_equal(t, expected):
+    """`t` is a Tensor with exactly the dtype, shape and values of `expected`
+    (NaNs compare equal)."""
+    expected = np.asarray(expected)
+    assert isinstance(t, xrt.Tensor)
+    assert t.dtype == getattr(xrt, expected.dtype.name)
+    assert t.shape == expected.shape
+    np.testing.assert_array_equal(to_numpy(t), expected, strict=True)
+
+
+def tolerance(name):
+    """A relative tolerance for results computed in a different order."""
+    return {"float16": 1e-2, "bfloat16": 1e-1, "float32": 1e-5,
+            "complex64": 1e-5}.get(name, 1e-12)

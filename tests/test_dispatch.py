@@ -1,0 +1,361 @@
+"""tests/test_dispatch.py: kernel policies, explain, matmul kernels and
+Python kernels registered by users."""
+
+import json
+import re
+import threading
+
+import hypothesis.extra.numpy as hnp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import xpuruntime as xrt
+from common import COMPLEX, INTEGER, assert_tensor_equal, numpy_dtype, tensor
+
+
+@pytest.fixture
+def restore_policy():
+    saved = xrt.get_kernel_policy()
+    yield
+    xrt.set_kernel_policy(saved)
+
+
+def decisions_for(log, op):
+    return [record for record in log.records if record.op == op]
+
+
+# ------------------------------------------------------------ KernelPolicy
+
+
+def test_default_policy_is_empty():
+    policy = xrt.KernelPolicy()
+    assert policy.auto_strategy == "FirstSupported"
+    assert policy.preferences == {}
+    # Note: like dict.get, an op without a pin gives None.
+    assert policy.get("matmul") is None
+
+
+def test_set_get_remove():
+    policy = xrt.KernelPolicy(matmul="openblas")
+    assert policy.get("matmul") == "openblas"
+    policy.set("add", "native")
+    policy.set("matmul", "native")
+    assert policy.preferences == {"matmul": "native", "add": "native"}
+    policy.remove("add")
+    assert policy.get("add") is None
+    assert policy.preferences == {"matmul": "native"}
+
+
+@pytest.mark.parametrize("strategy", ["FirstSupported", "BestPerformance"])
+def test_auto_strategies(strategy):
+    assert xrt.KernelPolicy(auto_strategy=strategy).auto_strategy == strategy
+
+
+@pytest.mark.parametrize("strategy", ["Fastest", "bestperformance", "", None])
+def test_invalid_strategy_raises_ValueError(strategy):
+    with pytest.raises((ValueError, TypeError) if strategy is None
+                       else ValueError):
+        xrt.KernelPolicy(auto_strategy=strategy)
+
+
+def test_equality():
+    a = xrt.KernelPolicy(matmul="openblas", add="native")
+    assert a == xrt.KernelPolicy(add="native", matmul="openblas")
+    assert a != xrt.KernelPolicy(matmul="openblas")
+    assert a != xrt.KernelPolicy(auto_strategy="BestPerformance",
+                                 matmul="openblas", add="native")
+
+
+def test_json_round_trip():
+    policy = xrt.KernelPolicy(auto_strategy="BestPerformance",
+                              matmul="native", add="my_add")
+    text = policy.to_json()
+    assert isinstance(json.loads(text), dict)
+    assert "BestPerformance" in text and "my_add" in text
+    assert xrt.KernelPolicy.from_json(text) == policy
+
+
+def test_save_and_load(tmp_path):
+    policy = xrt.KernelPolicy(matmul="openblas")
+    path = tmp_path / "policy.json"
+    policy.save(path)
+    assert json.loads(path.read_text()) == json.loads(policy.to_json())
+    assert xrt.KernelPolicy.load(path) == policy
+    assert xrt.KernelPolicy.load(str(path)) == policy
+
+
+def test_from_json_rejects_garbage():
+    with pytest.raises(ValueError):
+        xrt.KernelPolicy.from_json("{not json")
+
+
+@pytest.mark.usefixtures("restore_policy")
+def test_set_and_get_the_current_policy():
+    policy = xrt.KernelPolicy(matmul="native")
+    xrt.set_kernel_policy(policy)
+    assert xrt.get_kernel_policy() == policy
+
+
+def test_kernel_policy_context_restores_the_previous_policy():
+    before = xrt.get_kernel_policy()
+    inner = xrt.KernelPolicy(matmul="native")
+    with xrt.kernel_policy(inner):
+        assert xrt.get_kernel_policy() == inner
+    assert xrt.get_kernel_policy() == before
+    with pytest.raises(ZeroDivisionError):
+        with xrt.kernel_policy(inner):
+            1 / 0
+    assert xrt.get_kernel_policy() == before
+
+
+def test_kernel_policy_context_is_per_thread():
+    before = xrt.get_kernel_policy()
+    seen = []
+    with xrt.kernel_policy(xrt.KernelPolicy(matmul="native")):
+        thread = threading.Thread(
+            target=lambda: seen.append(xrt.get_kernel_policy()))
+        thread.start()
+        thread.join()
+    assert seen == [before]
+
+
+# ------------------------------------------------------------------ matmul
+
+OPENBLAS = ["float32", "float64", "complex64", "complex128"]
+NATIVE = OPENBLAS + ["int8", "int32", "int64", "uint8", "uint64", "float16",
+                     "bfloat16"]
+
+
+@st.composite
+def matmul_operands(draw, name):
+    m, k, n = (draw(st.integers(0, 70)) for _ in range(3))
+    if name in INTEGER:  # any values: both sides wrap around the same way
+        elements = {}
+    elif name in ("float16", "bfloat16"):  # small integers: exact sums
+        ints = st.integers(-1, 1)
+        a = draw(hnp.arrays(np.int8, (m, k), elements=ints))
+        b = draw(hnp.arrays(np.int8, (k, n), elements=ints))
+        return a.astype(numpy_dtype(name)), b.astype(numpy_dtype(name))
+    elif name in COMPLEX:
+        elements = {"max_magnitude": 1, "allow_nan": False,
+                    "allow_infinity": False}
+    else:
+        elements = {"min_value": -1, "max_value": 1}
+    a = draw(hnp.arrays(name, (m, k), elements=hnp.from_dtype(
+        np.dtype(name), **elements)))
+    b = draw(hnp.arrays(name, (k, n), elements=hnp.from_dtype(
+        np.dtype(name), **elements)))
+    return a, b
+
+
+def check_matmul(name, a, b, result):
+    if name in INTEGER:
+        assert_tensor_equal(result, np.matmul(a, b))
+        return
+    wide = np.complex128 if name in COMPLEX else np.float64
+    expected = np.matmul(a.astype(wide), b.astype(wide)).astype(a.dtype)
+    if name in ("float16", "bfloat16"):
+        assert_tensor_equal(result, expected)
+        return
+    assert result.dtype == getattr(xrt, name) and result.shape == expected.shape
+    # Any summation order is within (k + 2) * eps * (|a| @ |b|) of the truth,
+    # and the float64 reference may be off by as much again.
+    k, eps = a.shape[1], np.finfo(a.dtype).eps
+    bound = 2 * (k + 2) * eps * (np.abs(a).astype(np.float64) @ np.abs(b))
+    assert np.all(np.abs(np.asarray(result) - expected) <= bound)
+
+
+@pytest.mark.parametrize("kernel, name",
+                         [("openblas", n) for n in OPENBLAS]
+                         + [("native", n) for n in NATIVE])
+@given(data=st.data())
+def test_pinned_matmul_kernels_agree_with_numpy(kernel, name, data):
+    a, b = data.draw(matmul_operands(name))
+    with xrt.kernel_policy(xrt.KernelPolicy(matmul=kernel)):
+        with xrt.explain() as log:
+            result = xrt.matmul(tensor(a), tensor(b))
+    check_matmul(name, a, b, result)
+    assert decisions_for(log, "matmul")[-1].kernel == kernel
+
+
+def test_explain_shows_the_kernel_and_the_policy():
+    a = xrt.ones((4, 5), dtype=xrt.float32)
+    with xrt.kernel_policy(xrt.KernelPolicy(matmul="openblas")):
+        with xrt.explain() as log:
+            a @ xrt.ones((5, 3), dtype=xrt.float32)
+    (record,) = decisions_for(log, "matmul")
+    assert record.kernel == "openblas"
+    assert "policy" in record.reason.lower()
+    assert str(record.device) == "cpu"
+    assert {str(d) for d in record.dtypes} == {"float32"}
+    assert {"openblas", "native"} <= set(record.candidates)
+    assert "matmul" in str(log) and "openblas" in str(log)
+
+
+def test_explain_records_only_inside_the_block():
+    with xrt.explain() as log:
+        pass
+    xrt.matmul(xrt.ones((2, 2)), xrt.ones((2, 2)))
+    assert log.records == []
+
+
+def test_a_new_pin_replaces_a_cached_choice():
+    a, b = xrt.ones((3, 3)), xrt.ones((3, 3))
+    for kernel in ("openblas", "native", "openblas"):
+        with xrt.kernel_policy(xrt.KernelPolicy(matmul=kernel)):
+            with xrt.explain() as log:
+                xrt.matmul(a, b)
+        assert decisions_for(log, "matmul")[-1].kernel == kernel
+
+
+def test_first_supported_skips_kernels_that_cannot_run():
+    with xrt.explain() as log:
+        result = xrt.matmul(xrt.ones((2, 3), dtype=xrt.int32),
+                            xrt.ones((3, 2), dtype=xrt.int32))
+    assert decisions_for(log, "matmul")[-1].kernel == "native"
+    assert_tensor_equal(result, np.full((2, 2), 3, dtype=np.int32))
+
+
+def test_decisions_lists_cached_choices():
+    xrt.matmul(xrt.ones((2, 2)), xrt.ones((2, 2)))
+    assert any(d.op == "matmul" for d in xrt.decisions())
+
+
+@pytest.mark.parametrize("kernel, dtype", [("nonexistent", xrt.float64),
+                                           ("openblas", xrt.int32)])
+def test_pins_that_cannot_run_raise_UnsupportedOperationError(kernel, dtype):
+    policy = xrt.KernelPolicy(matmul=kernel)  # naming it is fine ...
+    a = xrt.ones((2, 2), dtype=dtype)
+    with xrt.kernel_policy(policy):
+        with pytest.raises(xrt.UnsupportedOperationError, match=kernel):
+            xrt.matmul(a, a)  # ... running it is not
+
+
+def test_best_performance_times_the_candidates():
+    a = xrt.asarray(np.random.default_rng(0).random((64, 64)))
+    policy = xrt.KernelPolicy(auto_strategy="BestPerformance")
+    with xrt.kernel_policy(policy):
+        with xrt.explain() as log:
+            first = xrt.matmul(a, a)
+            second = xrt.matmul(a, a)
+    records = decisions_for(log, "matmul")
+    assert records[0].kernel in {"openblas", "native"}
+    assert re.search(r"tim|fastest|measur|benchmark", records[0].reason.lower())
+    assert {r.kernel for r in records} == {records[0].kernel}  # remembered
+    expected = np.asarray(a) @ np.asarray(a)
+    np.testing.assert_allclose(np.asarray(first), expected, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(second), expected, rtol=1e-12)
+
+
+# Note: the standard's matmul semantics beyond 2-D @ 2-D.
+@pytest.mark.parametrize("shape_a, shape_b", [
+    ((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,)), ((4, 2, 3), (3, 5)),
+    ((1, 2, 3), (4, 3, 2))])
+def test_matmul_vectors_and_batches(shape_a, shape_b):
+    a = np.arange(np.prod(shape_a), dtype=np.int64).reshape(shape_a)
+    b = np.arange(np.prod(shape_b), dtype=np.int64).reshape(shape_b)
+    assert_tensor_equal(xrt.matmul(xrt.asarray(a), xrt.asarray(b)), a @ b)
+    assert_tensor_equal(xrt.asarray(a) @ xrt.asarray(b), a @ b)
+
+
+# ----------------------------------------------------------- user kernels
+
+
+@pytest.fixture
+def my_add():
+    """Registers a Python "add" kernel for float32 that answers 42s."""
+    calls = []
+
+    def kernel(x1, x2):
+        calls.append((x1, x2))
+        return xrt.full(x1.shape, 42.0, dtype=xrt.float32)
+
+    xrt.register_kernel("add", "my_add", kernel,
+                        supports=lambda x1, x2: x1.dtype == xrt.float32)
+    yield calls
+    if any(k["name"] == "my_add" for k in xrt.list_kernels("add")):
+        xrt.unregister_kernel("add", "my_add")
+
+
+def test_pinned_python_kernel_runs_and_its_result_is_returned(my_add):
+    a = xrt.ones((2, 3), dtype=xrt.float32)
+    with xrt.kernel_policy(xrt.KernelPolicy(add="my_add")):
+        with xrt.explain() as log:
+            result = xrt.add(a, a)
+        operator_result = a + a
+    assert_tensor_equal(result, np.full((2, 3), 42, dtype=np.float32))
+    assert_tensor_equal(operator_result, np.full((2, 3), 42, np.float32))
+    assert isinstance(my_add[0][0], xrt.Tensor)
+    assert decisions_for(log, "add")[-1].kernel == "my_add"
+    assert_tensor_equal(xrt.add(a, a), np.full((2, 3), 2, np.float32))
+
+
+def test_pinned_python_kernel_that_declines_raises(my_add):
+    a = xrt.ones((2,), dtype=xrt.float64)
+    with xrt.kernel_policy(xrt.KernelPolicy(add="my_add")):
+        with pytest.raises(xrt.UnsupportedOperationError):
+            xrt.add(a, a)
+    assert my_add == []
+
+
+def test_higher_priority_python_kernel_is_tried_first():
+    # Note: we read `priority` as "higher wins" under FirstSupported.
+    xrt.register_kernel("add", "eager_add",
+                        lambda x1, x2: xrt.zeros(x1.shape, dtype=x1.dtype),
+                        priority=100)
+    try:
+        assert_tensor_equal(xrt.ones(3) + xrt.ones(3), np.zeros(3))
+    finally:
+        xrt.unregister_kernel("add", "eager_add")
+    assert_tensor_equal(xrt.ones(3) + xrt.ones(3), np.full(3, 2.0))
+
+
+@pytest.mark.parametrize("wrong", [
+    lambda x1, x2: xrt.zeros((1,), dtype=xrt.float32),
+    lambda x1, x2: xrt.zeros(x1.shape, dtype=xrt.float64),
+    lambda x1, x2: None,
+], ids=["shape", "dtype", "not a tensor"])
+def test_python_kernel_with_a_wrong_result_raises(wrong):
+    xrt.register_kernel("add", "wrong_add", wrong)
+    a = xrt.ones((3,), dtype=xrt.float32)
+    try:
+        with xrt.kernel_policy(xrt.KernelPolicy(add="wrong_add")):
+            with pytest.raises((ValueError, TypeError, xrt.XpuRuntimeError)):
+                xrt.add(a, a)
+    finally:
+        xrt.unregister_kernel("add", "wrong_add")
+
+
+def test_python_kernel_exceptions_propagate():
+    xrt.register_kernel("add", "broken_add", lambda x1, x2: 1 / 0)
+    try:
+        with xrt.kernel_policy(xrt.KernelPolicy(add="broken_add")):
+            with pytest.raises(ZeroDivisionError):
+                xrt.add(xrt.ones(2), xrt.ones(2))
+    finally:
+        xrt.unregister_kernel("add", "broken_add")
+
+
+def test_unregister_kernel(my_add):
+    (mine,) = [k for k in xrt.list_kernels("add") if k["name"] == "my_add"]
+    assert (mine["op"], str(mine["device"]), mine["builtin"],
+            mine["priority"]) == ("add", "cpu", False, 0)
+    xrt.unregister_kernel("add", "my_add")
+    assert all(k["name"] != "my_add" for k in xrt.list_kernels("add"))
+    with xrt.kernel_policy(xrt.KernelPolicy(add="my_add")):
+        with pytest.raises(xrt.UnsupportedOperationError):
+            xrt.add(xrt.ones(2, dtype=xrt.float32),
+                    xrt.ones(2, dtype=xrt.float32))
+
+
+def test_list_kernels_shows_the_builtin_matmul_kernels():
+    kernels = xrt.list_kernels("matmul")
+    assert all(set(k) == {"op", "name", "device", "builtin", "priority"}
+               for k in kernels)
+    builtin = {k["name"] for k in kernels
+               if k["builtin"] and str(k["device"]) == "cpu"}
+    assert {"openblas", "native"} <= builtin
+    assert all(k["op"] == "matmul" for k in kernels)
+    assert {"add", "matmul"} <= {k["op"] for k in xrt.list_kernels()}
