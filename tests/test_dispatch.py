@@ -161,9 +161,11 @@ def check_matmul(name, a, b, result):
         return
     assert result.dtype == getattr(xrt, name) and result.shape == expected.shape
     # Any summation order is within (k + 2) * eps * (|a| @ |b|) of the truth,
-    # and the float64 reference may be off by as much again.
-    k, eps = a.shape[1], np.finfo(a.dtype).eps
-    bound = 2 * (k + 2) * eps * (np.abs(a).astype(np.float64) @ np.abs(b))
+    # the float64 reference may be off by as much again, and each product may
+    # underflow by up to the smallest normal number.
+    k, info = a.shape[1], np.finfo(a.dtype)
+    bound = (2 * (k + 2) * info.eps * (np.abs(a).astype(np.float64) @ np.abs(b))
+             + (k + 1) * info.smallest_normal)
     assert np.all(np.abs(np.asarray(result) - expected) <= bound)
 
 
@@ -189,8 +191,9 @@ def test_explain_shows_the_kernel_and_the_policy():
     assert record.kernel == "openblas"
     assert "policy" in record.reason.lower()
     assert str(record.device) == "cpu"
-    assert {str(d) for d in record.dtypes} == {"float32"}
-    assert {"openblas", "native"} <= set(record.candidates)
+    # Note: the spec leaves the form of .dtypes open (a tuple or a text).
+    assert "float32" in str(record.dtypes) and "64" not in str(record.dtypes)
+    assert "openblas" in record.candidates
     assert "matmul" in str(log) and "openblas" in str(log)
 
 
@@ -242,6 +245,7 @@ def test_best_performance_times_the_candidates():
             second = xrt.matmul(a, a)
     records = decisions_for(log, "matmul")
     assert records[0].kernel in {"openblas", "native"}
+    assert {"openblas", "native"} <= set(records[0].candidates)
     assert re.search(r"tim|fastest|measur|benchmark", records[0].reason.lower())
     assert {r.kernel for r in records} == {records[0].kernel}  # remembered
     expected = np.asarray(a) @ np.asarray(a)
@@ -352,7 +356,7 @@ def test_unregister_kernel(my_add):
 
 def test_list_kernels_shows_the_builtin_matmul_kernels():
     kernels = xrt.list_kernels("matmul")
-    assert all(set(k) == {"op", "name", "device", "builtin", "priority"}
+    assert all({"op", "name", "device", "builtin", "priority"} <= set(k)
                for k in kernels)
     builtin = {k["name"] for k in kernels
                if k["builtin"] and str(k["device"]) == "cpu"}

@@ -16,7 +16,7 @@ from dlpack_abi import (BFLOAT, BOOL, COMPLEX, CPU, CUDA, FLOAT, INT, IS_COPIED,
 V1 = (1, 0)
 
 VIEWS = {
-    "0-d": lambda a: a[0, 0],
+    "0-d": lambda a: a[0, 0, ...],
     "empty": lambda a: a[:0],
     "contiguous": lambda a: a,
     "strided": lambda a: a[::2],

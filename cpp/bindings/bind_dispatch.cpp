@@ -79,14 +79,14 @@ DeviceType device_type_arg(const std::string& device) {
 }
 
 nb::dict record_dict(const DecisionRecord& r) {
-  static const char* reasons[] = {"pinned", "first_supported", "best_performance", "fallback"};
+  static const char* kinds[] = {"pinned", "first_supported", "best_performance", "fallback"};
   nb::dict d;
   d["op"] = r.op;
   d["device"] = r.device;
   d["dtypes"] = r.dtypes;
   d["kernel"] = r.kernel;
-  d["reason"] = reasons[static_cast<int>(r.reason)];
-  d["detail"] = r.detail;
+  d["kind"] = kinds[static_cast<int>(r.reason)];
+  d["reason"] = r.detail;
   d["candidates"] = r.candidates;
   return d;
 }
@@ -159,7 +159,7 @@ void bind_dispatch(nb::module_& m) {
   m.def("_cached_decisions", [] { return record_list(cached_decisions()); });
   m.def("_time_decision_lookup", [](const Tensor& a, const Tensor& b, int iterations) {
     Tensor out = empty(broadcast_shapes(a.shape(), b.shape()), a.dtype(), a.device());
-    Tensor inputs[2] = {a, b};
+    const Tensor* inputs[2] = {&a, &b};
     KernelCall call{inputs, 2, &out, 1, nullptr};
     return time_decision_lookup(BuiltinOps::get().add, call, iterations);
   }, "Mean ns of one cached dispatcher lookup for add(a, b) (benchmarks).");

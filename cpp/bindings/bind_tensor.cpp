@@ -35,7 +35,8 @@ std::optional<Tensor> operand(const Tensor& self, nb::handle other) {
 }
 
 void bind_tensor(nb::module_& m) {
-  nb::class_<Tensor>(m, "Tensor", "An n-dimensional array on a device (Array API array).")
+  nb::class_<Tensor>(m, "Tensor", nb::is_weak_referenceable(),
+                     "An n-dimensional array on a device (Array API array).")
       .def_prop_ro("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
       .def_prop_ro("device", &Tensor::device)
       .def_prop_ro("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })

@@ -52,7 +52,10 @@ void bind_dtypes(nb::module_& m) {
       })
       .def("__eq__", [](const PyDType& a, nb::handle b) {
         return nb::isinstance<PyDType>(b) && nb::cast<const PyDType&>(b).value == a.value;
-      })
+      }, nb::arg("other").none())
+      .def("__ne__", [](const PyDType& a, nb::handle b) {
+        return !(nb::isinstance<PyDType>(b) && nb::cast<const PyDType&>(b).value == a.value);
+      }, nb::arg("other").none())
       .def("__hash__", [](const PyDType& d) { return 0x5bd1e995 + static_cast<int>(d.value); })
       .def("__reduce__", [](const PyDType& d) {
         return nb::make_tuple(nb::module_::import_("xpuruntime").attr("dtype"),
@@ -83,7 +86,10 @@ void bind_devices(nb::module_& m) {
       .def_prop_ro("index", [](const Device& d) { return static_cast<int>(d.index); })
       .def("__eq__", [](const Device& a, nb::handle b) {
         return nb::isinstance<Device>(b) && nb::cast<const Device&>(b) == a;
-      })
+      }, nb::arg("other").none())
+      .def("__ne__", [](const Device& a, nb::handle b) {
+        return !(nb::isinstance<Device>(b) && nb::cast<const Device&>(b) == a);
+      }, nb::arg("other").none())
       .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 65536 + d.index; })
       .def("__str__", &Device::str)
       .def("__repr__", [](const Device& d) { return "Device('" + d.str() + "')"; });

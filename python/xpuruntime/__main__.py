@@ -11,7 +11,7 @@ def info():
 
     build = _core.build_info()
     lines = [
-        f"xpuruntime {xrt.__version__}",
+        f"xpuruntime version {xrt.__version__}",
         f"  python      {platform.python_version()} ({sys.executable})",
         f"  location    {os.path.dirname(xrt.__file__)}",
         f"  build       {build['build_type']}, {build['compiler']}, C++{build['cxx_standard']}",

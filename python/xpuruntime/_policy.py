@@ -119,12 +119,12 @@ class Decision:
     device: str
     dtypes: str
     kernel: str
-    reason: str          # "pinned", "first_supported", "best_performance", "fallback"
-    detail: str
+    kind: str            # "pinned", "first_supported", "best_performance" or "fallback"
+    reason: str          # the sentence: the pin, the candidates, the timings
     candidates: tuple = field(default=())
 
     def __str__(self):
-        return f"{self.op}[{self.device}; {self.dtypes}] -> {self.kernel}: {self.detail}"
+        return f"{self.op}[{self.device}; {self.dtypes}] -> {self.kernel}: {self.reason}"
 
 
 def _decisions(records):

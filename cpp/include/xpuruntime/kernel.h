@@ -18,14 +18,15 @@ struct OpAttrs {
 };
 
 /// One call of an op: inputs already broadcast/cast as the op requires, outputs allocated.
+/// Inputs are passed by pointer so that an op hands its operands over without copying them.
 struct KernelCall {
-  const Tensor* inputs = nullptr;
+  const Tensor* const* inputs = nullptr;
   int num_inputs = 0;
   Tensor* outputs = nullptr;
   int num_outputs = 0;
   const OpAttrs* attrs = nullptr;
 
-  const Tensor& in(int i) const { return inputs[i]; }
+  const Tensor& in(int i) const { return *inputs[i]; }
   Tensor& out(int i = 0) const { return outputs[i]; }
 };
 

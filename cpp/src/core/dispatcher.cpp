@@ -41,7 +41,7 @@ thread_local ThreadState thread_state;
 
 Device call_device(const KernelCall& call) {
   if (call.num_outputs > 0) return call.outputs[0].device();
-  return call.inputs[0].device();
+  return call.inputs[0]->device();
 }
 
 uint64_t cache_key(OpId op, Device device, const DTypeSignature& sig) {
@@ -58,7 +58,7 @@ uint64_t cache_key(OpId op, Device device, const DTypeSignature& sig) {
 uint64_t shape_class(const KernelCall& call) {
   uint64_t h = 1469598103934665603ull;
   for (int i = 0; i < call.num_inputs; ++i) {
-    const Dims& shape = call.inputs[i].shape();
+    const Dims& shape = call.inputs[i]->shape();
     h = (h ^ static_cast<uint64_t>(shape.size() + 64)) * 1099511628211ull;
     for (int64_t d : shape) h = (h ^ std::bit_width(static_cast<uint64_t>(d))) * 1099511628211ull;
   }
@@ -127,9 +127,14 @@ CachedDecision& lookup(OpId op, const KernelCall& call) {
   uint64_t epoch = KernelRegistry::global().epoch();
   DTypeSignature sig = DTypeSignature::of(call);
   Device device = call_device(call);
-  auto& slot = thread_state.cache[cache_key(op, device, sig)];
-  if (!slot || slot->policy_version != version || slot->registry_epoch != epoch)
-    slot = decide(op, device, sig, *policy, version, epoch);
+  uint64_t key = cache_key(op, device, sig);
+  auto& cache = thread_state.cache;
+  auto it = cache.find(key);
+  if (it != cache.end() && it->second->policy_version == version &&
+      it->second->registry_epoch == epoch)
+    return *it->second;
+  auto& slot = cache[key];
+  slot = decide(op, device, sig, *policy, version, epoch);
   return *slot;
 }
 
@@ -217,7 +222,7 @@ DTypeSignature DTypeSignature::of(const KernelCall& call) {
   DTypeSignature sig;
   sig.num_inputs = call.num_inputs;
   for (int i = 0; i < call.num_inputs && sig.count < kMax; ++i)
-    sig.dtypes[sig.count++] = call.inputs[i].dtype();
+    sig.dtypes[sig.count++] = call.inputs[i]->dtype();
   for (int i = 0; i < call.num_outputs && sig.count < kMax; ++i)
     sig.dtypes[sig.count++] = call.outputs[i].dtype();
   return sig;

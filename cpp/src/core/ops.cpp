@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 #include "xpuruntime/dispatcher.h"
@@ -14,10 +15,18 @@ namespace {
 
 std::string name_of(DType d) { return std::string(dtype_info(d).name); }
 
-void run_op(OpId op, const Tensor* inputs, int num_inputs, Tensor& out,
+void run_op(OpId op, std::initializer_list<const Tensor*> inputs, Tensor& out,
             const OpAttrs* attrs = nullptr) {
-  KernelCall call{inputs, num_inputs, &out, 1, attrs};
+  KernelCall call{inputs.begin(), static_cast<int>(inputs.size()), &out, 1, attrs};
   dispatch(op, call);
+}
+
+// t as an operand of dtype and shape: t itself when it already is one, else a cast and/or
+// broadcast view kept alive in holder.
+const Tensor& conform(const Tensor& t, DType dtype, const Dims& shape, Tensor& holder) {
+  if (t.dtype() == dtype && t.shape() == shape) return t;
+  holder = (t.dtype() == dtype ? t : astype(t, dtype, true)).broadcast_to(shape);
+  return holder;
 }
 
 void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
@@ -81,7 +90,7 @@ Tensor full(const Dims& shape, const Scalar& value, DType dtype, Device device) 
   Tensor out = empty(shape, dtype, device);
   OpAttrs attrs;
   attrs.value = value;
-  run_op(BuiltinOps::get().fill, nullptr, 0, out, &attrs);
+  run_op(BuiltinOps::get().fill, {}, out, &attrs);
   return out;
 }
 
@@ -90,7 +99,7 @@ Tensor arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType
   auto is_int = [](const Scalar& s) {
     return s.kind == Scalar::Kind::Int || s.kind == Scalar::Kind::UInt || s.kind == Scalar::Kind::Bool;
   };
-  if (is_complex(dtype) || dtype == DType::Bool)
+  if (dtype == DType::Bool)
     throw TypeError("arange does not support " + name_of(dtype));
   int64_t length;
   if (is_int(start) && is_int(stop) && is_int(step) && is_integer(dtype)) {
@@ -122,7 +131,7 @@ Tensor arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType
   OpAttrs attrs;
   attrs.value = start;
   attrs.step = step;
-  run_op(BuiltinOps::get().arange, nullptr, 0, out, &attrs);
+  run_op(BuiltinOps::get().arange, {}, out, &attrs);
   return out;
 }
 
@@ -136,7 +145,7 @@ void copy_into(Tensor& dst, const Tensor& src) {
   check_writable(dst);
   check_same_device(dst, src, "copy");
   Tensor source = src.broadcast_to(dst.shape());
-  run_op(BuiltinOps::get().copy, &source, 1, dst);
+  run_op(BuiltinOps::get().copy, {&source}, dst);
 }
 
 Tensor astype(const Tensor& x, DType dtype, bool copy) {
@@ -194,12 +203,12 @@ Tensor add(const Tensor& a, const Tensor& b) {
   check_same_device(a, b, "add");
   DType dtype = result_type(a.dtype(), b.dtype());
   check_numeric(dtype, "add");
-  Tensor inputs[2] = {astype(a, dtype, false), astype(b, dtype, false)};
-  Dims shape = broadcast_shapes(a.shape(), b.shape());
-  inputs[0] = inputs[0].broadcast_to(shape);
-  inputs[1] = inputs[1].broadcast_to(shape);
+  Dims shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape());
+  Tensor hold_a, hold_b;
+  const Tensor& x = conform(a, dtype, shape, hold_a);
+  const Tensor& y = conform(b, dtype, shape, hold_b);
   Tensor out = empty(shape, dtype, a.device());
-  run_op(BuiltinOps::get().add, inputs, 2, out);
+  run_op(BuiltinOps::get().add, {&x, &y}, out);
   return out;
 }
 
@@ -219,8 +228,9 @@ void add_inplace(Tensor& a, const Tensor& b) {
   if (other.storage() == a.storage() &&
       !(other.byte_offset() == a.byte_offset() && other.strides() == a.strides()))
     other = astype(other, dtype, true);
-  Tensor inputs[2] = {a, other.broadcast_to(a.shape())};
-  run_op(BuiltinOps::get().add, inputs, 2, a);
+  Tensor hold;
+  const Tensor& y = conform(other, dtype, a.shape(), hold);
+  run_op(BuiltinOps::get().add, {&a, &y}, a);
 }
 
 Tensor sum(const Tensor& x, const std::optional<Dims>& axes, std::optional<DType> dtype,
@@ -257,7 +267,7 @@ Tensor sum(const Tensor& x, const std::optional<Dims>& axes, std::optional<DType
   OpAttrs attrs;
   attrs.axes = reduce;
   attrs.keepdims = keepdims;
-  run_op(BuiltinOps::get().sum, &input, 1, out, &attrs);
+  run_op(BuiltinOps::get().sum, {&input}, out, &attrs);
   return out;
 }
 
@@ -281,10 +291,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   xs.push_back(x.shape()[x.ndim() - 2]); xs.push_back(k);
   ys.push_back(k); ys.push_back(y.shape().back());
   shape.push_back(x.shape()[x.ndim() - 2]); shape.push_back(y.shape().back());
-  Tensor inputs[2] = {astype(x, dtype, false).broadcast_to(xs),
-                      astype(y, dtype, false).broadcast_to(ys)};
+  Tensor hold_x, hold_y;
+  const Tensor& xa = conform(x, dtype, xs, hold_x);
+  const Tensor& ya = conform(y, dtype, ys, hold_y);
   Tensor out = empty(shape, dtype, a.device());
-  run_op(BuiltinOps::get().matmul, inputs, 2, out);
+  run_op(BuiltinOps::get().matmul, {&xa, &ya}, out);
   if (a.ndim() > 1 && b.ndim() > 1) return out;
   Dims final_shape = batch;
   if (a.ndim() > 1) final_shape.push_back(shape[shape.size() - 2]);
