@@ -24,23 +24,41 @@ template <> struct Tile<double> { static constexpr int MR = 6, NR = 8; };
 
 #define XRT_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
+// The micro-kernel body, written with GCC vector types (V holds W elements of T) so that
+// every target keeps the MR x NR tile of C in 2*MR registers: per step of p, two vectors of
+// B and one broadcast of A per row, fused multiply-adds where the target has them.
+template <class T, class V, int W>
+__attribute__((always_inline)) inline void micro_body(int64_t kc, const T* __restrict a,
+                                                      const T* __restrict b, T* __restrict c) {
+  constexpr int MR = Tile<T>::MR;
+  static_assert(Tile<T>::NR == 2 * W);
+  V acc[MR][2] = {};
+  for (int64_t p = 0; p < kc; ++p) {
+    V b0, b1;
+    __builtin_memcpy(&b0, b + p * 2 * W, sizeof(V));
+    __builtin_memcpy(&b1, b + p * 2 * W + W, sizeof(V));
+    for (int i = 0; i < MR; ++i) {
+      V ai;
+      for (int w = 0; w < W; ++w) ai[w] = a[p * MR + i];  // a broadcast load
+      acc[i][0] += ai * b0;
+      acc[i][1] += ai * b1;
+    }
+  }
+  __builtin_memcpy(c, acc, sizeof acc);
+}
+
+typedef float Float8 __attribute__((vector_size(32)));
+typedef double Double4 __attribute__((vector_size(32)));
+
 // c[MR][NR] = sum_p a[p][0..MR) x b[p][0..NR)
 XRT_CLONES void micro_kernel(int64_t kc, const float* __restrict a, const float* __restrict b,
                              float* __restrict c) {
-  float acc[6][16] = {};
-  for (int64_t p = 0; p < kc; ++p)
-    for (int i = 0; i < 6; ++i)
-      for (int j = 0; j < 16; ++j) acc[i][j] += a[p * 6 + i] * b[p * 16 + j];
-  std::memcpy(c, acc, sizeof acc);
+  micro_body<float, Float8, 8>(kc, a, b, c);
 }
 
 XRT_CLONES void micro_kernel(int64_t kc, const double* __restrict a, const double* __restrict b,
                              double* __restrict c) {
-  double acc[6][8] = {};
-  for (int64_t p = 0; p < kc; ++p)
-    for (int i = 0; i < 6; ++i)
-      for (int j = 0; j < 8; ++j) acc[i][j] += a[p * 6 + i] * b[p * 8 + j];
-  std::memcpy(c, acc, sizeof acc);
+  micro_body<double, Double4, 4>(kc, a, b, c);
 }
 
 template <class T> T load(const char* p) { T v; std::memcpy(&v, p, sizeof v); return v; }
