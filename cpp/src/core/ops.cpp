@@ -159,7 +159,7 @@ Tensor contiguous(const Tensor& x) { return x.is_contiguous() ? x : astype(x, x.
 
 Tensor to_device(const Tensor& x, Device device) {
   if (device == x.device()) return x;
-  Tensor out = empty(x.shape(), x.dtype(), device);  // raises CudaError without CUDA
+  (void)empty(x.shape(), x.dtype(), device);  // raises CudaError while CUDA is absent
   throw UnsupportedOperationError("copies between " + x.device().str() + " and " +
                                   device.str() + " are not implemented yet");
 }

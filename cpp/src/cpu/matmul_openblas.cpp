@@ -45,6 +45,19 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t 
   }
 }
 
+// Copies a rows x cols matrix (byte strides) into row-major scratch that BLAS can read.
+template <class T>
+BlasLayout pack(const char* src, int64_t rows, int64_t cols, int64_t s_row, int64_t s_col,
+                std::vector<T>& scratch, const T** out) {
+  scratch.resize(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      std::memcpy(&scratch[static_cast<size_t>(i * cols + j)], src + i * s_row + j * s_col,
+                  sizeof(T));
+  *out = scratch.data();
+  return BlasLayout{CblasNoTrans, std::max<int64_t>(cols, 1)};
+}
+
 template <class T> void matmul_typed(const KernelCall& call) {
   const int64_t item = sizeof(T);
   for_each_matrix(call, [&](const MatrixProduct& g) {
@@ -62,22 +75,8 @@ template <class T> void matmul_typed(const KernelCall& call) {
                    reinterpret_cast<uintptr_t>(b) % alignof(T) == 0 &&
                    g.a_row % item == 0 && g.a_col % item == 0 && g.b_row % item == 0 &&
                    g.b_col % item == 0;
-    if (!la || !aligned) {
-      a_copy.resize(static_cast<size_t>(g.m * g.k));
-      for (int64_t i = 0; i < g.m; ++i)
-        for (int64_t p = 0; p < g.k; ++p)
-          std::memcpy(&a_copy[static_cast<size_t>(i * g.k + p)], g.a + i * g.a_row + p * g.a_col, sizeof(T));
-      a = a_copy.data();
-      la = BlasLayout{CblasNoTrans, std::max<int64_t>(g.k, 1)};
-    }
-    if (!lb || !aligned) {
-      b_copy.resize(static_cast<size_t>(g.k * g.n));
-      for (int64_t p = 0; p < g.k; ++p)
-        for (int64_t j = 0; j < g.n; ++j)
-          std::memcpy(&b_copy[static_cast<size_t>(p * g.n + j)], g.b + p * g.b_row + j * g.b_col, sizeof(T));
-      b = b_copy.data();
-      lb = BlasLayout{CblasNoTrans, std::max<int64_t>(g.n, 1)};
-    }
+    if (!la || !aligned) la = pack(g.a, g.m, g.k, g.a_row, g.a_col, a_copy, &a);
+    if (!lb || !aligned) lb = pack(g.b, g.k, g.n, g.b_row, g.b_col, b_copy, &b);
     gemm<T>(la->trans, lb->trans, g.m, g.n, g.k, a, la->ld, b, lb->ld, c);
   });
 }
