@@ -126,19 +126,13 @@ Tensor from_sequence(nb::handle obj, std::optional<DType> dtype, Device device) 
       }
   }
   Tensor host = empty(scan.shape, d, kCPU);
-  // Each leaf goes through a 0-d fill so that conversion rules live in one place.
   Dims zero_d;
   int64_t item_size = static_cast<int64_t>(itemsize(d));
   for (size_t i = 0; i < scan.leaves.size(); ++i) {
     Tensor element = host.as_strided(zero_d, zero_d, static_cast<int64_t>(i) * item_size);
-    Scalar value = leaf_value(scan.leaves[i]);
-    if (is_integer(d) && (value.kind == Scalar::Kind::Int || value.kind == Scalar::Kind::UInt)) {
-      Tensor converted = scalar_tensor(value, d, kCPU);  // OverflowError if it does not fit
-      std::memcpy(element.data(), converted.data(), static_cast<size_t>(item_size));
-    } else {
-      Tensor converted = full(zero_d, value, d, kCPU);
-      std::memcpy(element.data(), converted.data(), static_cast<size_t>(item_size));
-    }
+    // full() converts by the one cast rule and raises OverflowError for an int that does not fit.
+    Tensor converted = full(zero_d, leaf_value(scan.leaves[i]), d, kCPU);
+    std::memcpy(element.data(), converted.data(), static_cast<size_t>(item_size));
   }
   return to_device(host, device);
 }

@@ -6,7 +6,6 @@ what a user touches: construction from keywords, JSON, a context manager, and ex
 
 import contextlib
 import json
-import threading
 from dataclasses import dataclass, field
 
 from . import _core
@@ -136,10 +135,8 @@ class ExplainLog:
 
     def __init__(self):
         self.records = []
-        self._thread = None
 
     def __enter__(self):
-        self._thread = threading.get_ident()
         _core._explain_begin()
         return self
 
