@@ -453,6 +453,30 @@ def test_zero_slice_step_raises_ValueError():
         xrt.zeros(4)[::0]
 
 
+def test_deleting_elements_raises_TypeError():
+    t = xrt.zeros(3)
+    with pytest.raises(TypeError):
+        del t[0]
+
+
+def test_results_past_64_dimensions_raise_IndexError():
+    with pytest.raises(IndexError, match="64"):
+        xrt.zeros(2)[(None,) * 64]
+    assert xrt.zeros(2)[(None,) * 63].ndim == 64
+
+
+def test_errors_from_the_direct_slots_keep_their_types():
+    t = xrt.zeros((2, 2))
+    for key, error in [(9, IndexError), (1.5, IndexError), (slice("a"), TypeError),
+                       (xrt.asarray([0.5]), IndexError)]:
+        with pytest.raises(error):
+            t[key]
+        with pytest.raises(error):
+            t[key] = 1.0
+    with pytest.raises(TypeError):
+        t[0] = "text"
+
+
 def test_index_arrays_that_do_not_broadcast_raise_IndexError():
     with pytest.raises(IndexError, match="broadcast"):
         xrt.zeros((3, 4))[xrt.asarray([0, 1]), xrt.asarray([0, 1, 2])]

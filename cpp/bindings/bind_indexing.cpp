@@ -43,12 +43,12 @@ void add_item(TensorIndex& index, nb::handle key) {
   if (obj == Py_None) return index.push_back(IndexItem::new_axis());
   if (obj == Py_Ellipsis) return index.push_back(IndexItem::ellipsis());
   if (PyBool_Check(obj)) return index.push_back(IndexItem::boolean(obj == Py_True));
-  if (nb::isinstance<Tensor>(key)) return index.push_back(IndexItem::of_array(nb::cast<const Tensor&>(key)));
+  if (nb::isinstance<Tensor>(key)) return index.push_array(nb::cast<const Tensor&>(key));
   if (PyLong_Check(obj)) return index.push_back(IndexItem::integer(integer_arg(obj)));
   if (is_array_like(obj)) {
     Tensor t = asarray(key, std::nullopt, std::nullopt, std::nullopt);
     if (t.numel() == 0 && PyList_Check(obj)) t = astype(t, kDefaultIndex, false);
-    return index.push_back(IndexItem::of_array(std::move(t)));
+    return index.push_array(std::move(t));
   }
   if (PyIndex_Check(obj)) return index.push_back(IndexItem::integer(integer_arg(obj)));
   throw IndexError("only integers, slices (`:`), ellipsis (`...`), None and integer or "
@@ -72,20 +72,73 @@ int64_t axis_arg(nb::handle axis, const char* what) {
   return nb::cast<int64_t>(axis);
 }
 
+Tensor get(const Tensor& self, nb::handle key) { return getitem(self, index_arg(key)); }
+
+void set(Tensor& self, nb::handle key, nb::handle value) {
+  TensorIndex index = index_arg(key);
+  if (nb::isinstance<Tensor>(value)) return setitem(self, index, nb::cast<const Tensor&>(value));
+  if (std::optional<Scalar> s = scalar_from_python(value)) return setitem(self, index, *s);
+  setitem(self, index, asarray(value, std::nullopt, std::nullopt, std::nullopt));
+}
+
+// Note [Direct subscript slots]: Python reaches a bound __getitem__ through a generic slot
+// that looks the method up and packs its arguments on every x[...]; that is most of the
+// cost of x[0]. The slots below call get/set directly. Errors take the bound methods'
+// path once more, so that nanobind translates them as it does everywhere (indexing is
+// free of side effects until it succeeds, so repeating it is harmless).
+nb::handle bound_getitem, bound_setitem;
+
+Tensor* tensor_of(PyObject* self) {
+  return nb::inst_ready(self) ? nb::inst_ptr<Tensor>(self) : nullptr;
+}
+
+PyObject* subscript(PyObject* self, PyObject* key) {
+  if (Tensor* t = tensor_of(self)) {
+    try {
+      return nb::cast(get(*t, key), nb::rv_policy::move).release().ptr();
+    } catch (nb::python_error& e) {
+      e.restore();
+      return nullptr;
+    } catch (...) {
+    }
+  }
+  return PyObject_CallFunctionObjArgs(bound_getitem.ptr(), self, key, nullptr);
+}
+
+int assign_subscript(PyObject* self, PyObject* key, PyObject* value) {
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "tensor elements cannot be deleted");
+    return -1;
+  }
+  if (Tensor* t = tensor_of(self)) {
+    try {
+      set(*t, key, value);
+      return 0;
+    } catch (nb::python_error& e) {
+      e.restore();
+      return -1;
+    } catch (...) {
+    }
+  }
+  PyObject* result = PyObject_CallFunctionObjArgs(bound_setitem.ptr(), self, key, value, nullptr);
+  Py_XDECREF(result);
+  return result ? 0 : -1;
+}
+
 }  // namespace
 
 void bind_indexing(nb::module_& m) {
   nb::handle tensor = nb::type<Tensor>();
-  nb::cpp_function_def([](const Tensor& self, nb::handle key) {
-    return getitem(self, index_arg(key));
-  }, nb::scope(tensor), nb::name("__getitem__"), nb::is_method(), nb::arg("key").none());
-  nb::cpp_function_def([](Tensor& self, nb::handle key, nb::handle value) {
-    TensorIndex index = index_arg(key);
-    if (nb::isinstance<Tensor>(value)) return setitem(self, index, nb::cast<const Tensor&>(value));
-    if (std::optional<Scalar> s = scalar_from_python(value)) return setitem(self, index, *s);
-    setitem(self, index, asarray(value, std::nullopt, std::nullopt, std::nullopt));
-  }, nb::scope(tensor), nb::name("__setitem__"), nb::is_method(), nb::arg("key").none(),
-     nb::arg("value").none());
+  nb::cpp_function_def(&get, nb::scope(tensor), nb::name("__getitem__"), nb::is_method(),
+                       nb::arg("key").none());
+  nb::cpp_function_def(&set, nb::scope(tensor), nb::name("__setitem__"), nb::is_method(),
+                       nb::arg("key").none(), nb::arg("value").none());
+  bound_getitem = nb::object(tensor.attr("__getitem__")).release();  // immortal, like the type
+  bound_setitem = nb::object(tensor.attr("__setitem__")).release();
+  auto* type = reinterpret_cast<PyTypeObject*>(tensor.ptr());
+  type->tp_as_mapping->mp_subscript = subscript;
+  type->tp_as_mapping->mp_ass_subscript = assign_subscript;
+  PyType_Modified(type);
 
   m.def("take", [](const Tensor& x, const Tensor& indices, nb::handle axis) {
     std::optional<int64_t> a;

@@ -18,14 +18,14 @@
 
 namespace xrt {
 
-/// One entry of an index expression.
+/// One entry of an index expression (trivially copyable: arrays live in the TensorIndex).
 struct IndexItem {
   enum class Kind : uint8_t { Integer, Slice, Ellipsis, NewAxis, Boolean, Array };
   Kind kind = Kind::Ellipsis;
-  /// Integer: the index. Boolean: 0 or 1. Slice: start, stop, step as Python's
-  /// PySlice_Unpack leaves them (a missing bound is already +-INT64_MAX/INT64_MIN).
+  /// Integer: the index. Boolean: 0 or 1. Array: its position in the TensorIndex's arrays.
+  /// Slice: start, stop, step as Python's PySlice_Unpack leaves them (a missing bound is
+  /// already +-INT64_MAX/INT64_MIN).
   int64_t start = 0, stop = 0, step = 1;
-  Tensor array;  ///< Array: an integer or bool tensor
 
   static IndexItem integer(int64_t i) { return {Kind::Integer, i}; }
   static IndexItem slice(int64_t start, int64_t stop, int64_t step) {
@@ -34,28 +34,40 @@ struct IndexItem {
   static IndexItem ellipsis() { return {Kind::Ellipsis}; }
   static IndexItem new_axis() { return {Kind::NewAxis}; }
   static IndexItem boolean(bool b) { return {Kind::Boolean, b}; }
-  static IndexItem of_array(Tensor t) { return {Kind::Array, 0, 0, 1, std::move(t)}; }
 };
 
-/// An index expression: the items of a Python index tuple (one item for a bare key).
-/// The first few live inline, so the common x[0], x[1:3], x[..., None] allocate nothing.
+/// An index expression: the items of a Python index tuple (one item for a bare key) and the
+/// integer or bool tensors among them. The common x[0], x[1:3], x[..., None], x[indices]
+/// and x[mask] allocate nothing.
 class TensorIndex {
  public:
-  static constexpr int kInline = 4;
-  void push_back(IndexItem item) {
-    if (size_ < kInline) inline_[size_] = std::move(item);
-    else more_.push_back(std::move(item));
+  static constexpr int kInline = 8;
+  void push_back(const IndexItem& item) {
+    if (size_ < kInline) inline_[size_] = item;
+    else more_.push_back(item);
     ++size_;
+  }
+  void push_array(Tensor array) {
+    push_back({IndexItem::Kind::Array, num_arrays_});
+    if (num_arrays_++ == 0) first_array_ = std::move(array);
+    else more_arrays_.push_back(std::move(array));
   }
   int size() const { return size_; }
   const IndexItem& operator[](int i) const {
     return i < kInline ? inline_[i] : more_[static_cast<size_t>(i - kInline)];
   }
+  /// The tensor of an Array item.
+  const Tensor& array(const IndexItem& item) const {
+    return item.start == 0 ? first_array_ : more_arrays_[static_cast<size_t>(item.start - 1)];
+  }
 
  private:
   IndexItem inline_[kInline];
   std::vector<IndexItem> more_;
+  Tensor first_array_;
+  std::vector<Tensor> more_arrays_;
   int size_ = 0;
+  int64_t num_arrays_ = 0;
 };
 
 /// An integer index outside its axis. Kernels throw it with the position of the index

@@ -15,6 +15,7 @@
 #include "xpuruntime/indexing.h"
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "xpuruntime/dispatcher.h"
@@ -39,12 +40,29 @@ struct IndexOps {
 
 std::string name_of(DType d) { return std::string(dtype_info(d).name); }
 
-void run(OpId op, const std::vector<const Tensor*>& inputs, Tensor* outputs, int num_outputs,
+constexpr int kMaxDims = 64;  // as empty() allows
+
+// Dispatches op with attrs.axes = {axis}.
+void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor* outputs, int num_outputs,
          int axis) {
   OpAttrs attrs;
   attrs.axes = Dims{axis};
-  KernelCall call{inputs.data(), static_cast<int>(inputs.size()), outputs, num_outputs, &attrs};
+  KernelCall call{inputs.begin(), static_cast<int>(inputs.size()), outputs, num_outputs, &attrs};
   dispatch(op, call);
+}
+
+// Runs a gather or scatter (inputs: the tensor or values, then the index arrays) and
+// names the user's axis (x_axes[slot], -1: none) when an index is out of range.
+void run_indexed(OpId op, const Tensor* const* inputs, int num_inputs, Tensor& out, int axis,
+                 const int* x_axes) {
+  OpAttrs attrs;
+  attrs.axes = Dims{axis};
+  KernelCall call{inputs, num_inputs, &out, 1, &attrs};
+  try {
+    dispatch(op, call);
+  } catch (const IndexOutOfRange& e) {
+    throw IndexError(out_of_range_message(e.index, x_axes[e.slot], e.size));
+  }
 }
 
 // Python's PySlice_AdjustIndices: clamps start and stop to an axis of size n and returns
@@ -122,7 +140,7 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
       case Kind::NewAxis: break;
       case Kind::Boolean: plan.advanced = true; break;
       case Kind::Array: {
-        const Tensor& t = item.array;
+        const Tensor& t = index.array(item);
         if (!is_index_array(t))
           throw IndexError("arrays used as indices must be of integer or boolean type, not " +
                            name_of(t.dtype()));
@@ -156,10 +174,10 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
   for (int i = 0; i < index.size(); ++i) {
     const IndexItem& item = index[i];
     bool integer = item.kind == Kind::Integer ||
-                   (item.kind == Kind::Array && item.array.ndim() == 0 &&
-                    item.array.dtype() != DType::Bool);
+                   (item.kind == Kind::Array && index.array(item).ndim() == 0 &&
+                    index.array(item).dtype() != DType::Bool);
     if (integer) {
-      int64_t value = item.kind == Kind::Integer ? item.start : integer_of(item.array);
+      int64_t value = item.kind == Kind::Integer ? item.start : integer_of(index.array(item));
       int64_t n = x.shape()[axis], j = value < 0 ? value + n : value;
       if (j < 0 || j >= n) throw IndexError(out_of_range_message(value, axis, n));
       offset += j * x.strides()[axis] * item_size;
@@ -202,7 +220,7 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
       }
       case Kind::Array: {
         mark_advanced();
-        const Tensor& t = item.array;
+        const Tensor& t = index.array(item);
         int count = t.dtype() == DType::Bool ? t.ndim() : 1;
         if (t.dtype() == DType::Bool) {
           check_mask_shape(t, x, axis);
@@ -227,6 +245,9 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
     }
   }
   keep_axes(ndim - axis);
+  if (shape.size() > kMaxDims)
+    throw IndexError("the index would make a tensor of " + std::to_string(shape.size()) +
+                     " dimensions; at most " + std::to_string(kMaxDims) + " are supported");
   plan.view = x.as_strided(std::move(shape), std::move(strides), offset);
   if (plan.mask >= 0 && (plan.has_integer || plan.arrays.size() != 1)) plan.mask = -2;
   return plan;
@@ -290,22 +311,30 @@ Gather plan_gather(const IndexPlan& plan) {
   return g;
 }
 
-// Runs a gather or scatter and names the user's axis when an index is out of range.
-void run_indexed(OpId op, std::vector<const Tensor*> inputs, Tensor& out, int axis,
-                 const std::vector<int>& x_axes) {
-  try {
-    run(op, inputs, &out, 1, axis);
-  } catch (const IndexOutOfRange& e) {
-    int x_axis = e.slot < static_cast<int>(x_axes.size()) ? x_axes[static_cast<size_t>(e.slot)] : -1;
-    throw IndexError(out_of_range_message(e.index, x_axis, e.size));
-  }
+// inputs = {first, arrays...} for the kernels.
+int gather_inputs(const Tensor& first, const std::vector<Tensor>& arrays,
+                  const Tensor* (&inputs)[kMaxDims + 1]) {
+  inputs[0] = &first;
+  for (size_t j = 0; j < arrays.size(); ++j) inputs[j + 1] = &arrays[j];
+  return static_cast<int>(arrays.size()) + 1;
 }
 
 Tensor gather(const Gather& g) {
   Tensor out = empty(g.result_shape, g.view.dtype(), g.view.device());
-  std::vector<const Tensor*> inputs{&g.view};
-  for (const Tensor& t : g.arrays) inputs.push_back(&t);
-  run_indexed(IndexOps::get().gather, inputs, out, g.axis, g.x_axes);
+  const Tensor* inputs[kMaxDims + 1];
+  int n = gather_inputs(g.view, g.arrays, inputs);
+  run_indexed(IndexOps::get().gather, inputs, n, out, g.axis, g.x_axes.data());
+  return out;
+}
+
+// x[..., indices, ...] with indices on axis: take, and the common x[indices].
+Tensor gather_axis(const Tensor& x, const Tensor& indices, int axis) {
+  Dims shape(x.shape().begin(), x.shape().begin() + axis);
+  for (int64_t d : indices.shape()) shape.push_back(d);
+  for (int d = axis + 1; d < x.ndim(); ++d) shape.push_back(x.shape()[d]);
+  Tensor out = empty(shape, x.dtype(), x.device());
+  const Tensor* inputs[] = {&x, &indices};
+  run_indexed(IndexOps::get().gather, inputs, 2, out, axis, &axis);
   return out;
 }
 
@@ -316,14 +345,12 @@ Dims masked_shape(const Tensor& v, int axis, int mask_ndim, int64_t count) {
   return shape;
 }
 
-// value as the scatter kernels take it: dtype of x, the selection's shape, either
-// contiguous or one element broadcast, and not sharing memory with x.
-Tensor scatter_values(const Tensor& x, const Tensor& value, const Dims& shape) {
-  Tensor v = value;
-  if (v.storage() == x.storage()) v = astype(v, v.dtype(), true);
-  v = astype(v, x.dtype(), false);
-  if (v.numel() == 1) return v.as_strided(shape, Dims(shape.size(), int64_t{0}), v.byte_offset());
-  return contiguous(v.broadcast_to(shape));
+// v[..., mask, ...] with the mask over v's axes [axis, axis + mask.ndim).
+Tensor masked_gather(const Tensor& v, const Tensor& mask, int axis) {
+  int64_t count = count_nonzero_all(mask);
+  Tensor out = empty(masked_shape(v, axis, mask.ndim(), count), v.dtype(), v.device());
+  if (out.numel() > 0) run(IndexOps::get().masked_gather, {&v, &mask}, &out, 1, axis);
+  return out;
 }
 
 void check_value_dtype(const Tensor& x, const Tensor& value) {
@@ -340,6 +367,36 @@ void check_value_shape(const Tensor& value, const Dims& shape) {
                      " to the indexing result of shape " + shape_str(shape));
 }
 
+// value as the scatter kernels take it: dtype of x, the selection's shape, either
+// contiguous or one element broadcast, and not sharing memory with x.
+Tensor scatter_values(const Tensor& x, const Tensor& value, const Dims& shape) {
+  Tensor v = value;
+  if (v.storage() == x.storage()) v = astype(v, v.dtype(), true);
+  v = astype(v, x.dtype(), false);
+  if (v.numel() == 1) return v.as_strided(shape, Dims(shape.size(), int64_t{0}), v.byte_offset());
+  return contiguous(v.broadcast_to(shape));
+}
+
+// v[..., indices, ...] = value with indices on axis (v a view of x, or x).
+void scatter_axis(Tensor& v, const Tensor& indices, int axis, const Tensor& value) {
+  Dims shape(v.shape().begin(), v.shape().begin() + axis);
+  for (int64_t d : indices.shape()) shape.push_back(d);
+  for (int d = axis + 1; d < v.ndim(); ++d) shape.push_back(v.shape()[d]);
+  check_value_shape(value, shape);
+  Tensor values = scatter_values(v, value, shape);
+  const Tensor* inputs[] = {&values, &indices};
+  run_indexed(IndexOps::get().scatter, inputs, 2, v, axis, &axis);
+}
+
+// v[..., mask, ...] = value with the mask over v's axes [axis, axis + mask.ndim).
+void masked_scatter(Tensor& v, const Tensor& mask, int axis, const Tensor& value) {
+  Dims shape = masked_shape(v, axis, mask.ndim(), count_nonzero_all(mask));
+  check_value_shape(value, shape);
+  if (shape_numel(shape) == 0) return;
+  Tensor values = scatter_values(v, value, shape);
+  run(IndexOps::get().masked_scatter, {&values, &mask}, &v, 1, axis);
+}
+
 }  // namespace
 
 IndexOutOfRange::IndexOutOfRange(int64_t index, int64_t size, int slot)
@@ -353,15 +410,20 @@ std::string out_of_range_message(int64_t index, int axis, int64_t size) {
 }
 
 Tensor getitem(const Tensor& x, const TensorIndex& index) {
+  // x[indices] and x[mask], the common advanced forms, skip the general plan.
+  if (index.size() == 1 && index[0].kind == IndexItem::Kind::Array && x.ndim() > 0) {
+    const Tensor& t = index.array(index[0]);
+    if (is_integer(t.dtype()) && t.ndim() > 0) return gather_axis(x, t, 0);
+    if (t.dtype() == DType::Bool && t.ndim() > 0 && t.ndim() <= x.ndim()) {
+      check_mask_shape(t, x, 0);
+      return masked_gather(x, t, 0);
+    }
+  }
   IndexPlan plan = plan_index(x, index);
-  if (!plan.advanced) return plan.view;
+  if (!plan.advanced) return std::move(plan.view);
   if (plan.mask >= 0) {
     const ArrayIndex& m = plan.arrays[static_cast<size_t>(plan.mask)];
-    int64_t count = count_nonzero_all(m.array);
-    Tensor out = empty(masked_shape(plan.view, m.axis, m.array.ndim(), count), x.dtype(),
-                       x.device());
-    if (out.numel() > 0) run(IndexOps::get().masked_gather, {&plan.view, &m.array}, &out, 1, m.axis);
-    return out;
+    return masked_gather(plan.view, m.array, m.axis);
   }
   return gather(plan_gather(plan));
 }
@@ -372,6 +434,19 @@ void setitem(Tensor& x, const TensorIndex& index, const Tensor& value) {
     throw ValueError("setitem: the value is on " + value.device().str() + ", the tensor on " +
                      x.device().str());
   check_value_dtype(x, value);
+  // An index array that aliases x would be read while x is written.
+  auto unaliased = [&x](const Tensor& t) {
+    return t.storage() == x.storage() ? astype(t, t.dtype(), true) : t;
+  };
+  // x[indices] = value and x[mask] = value skip the general plan, as in getitem.
+  if (index.size() == 1 && index[0].kind == IndexItem::Kind::Array && x.ndim() > 0) {
+    const Tensor& t = index.array(index[0]);
+    if (is_integer(t.dtype()) && t.ndim() > 0) return scatter_axis(x, unaliased(t), 0, value);
+    if (t.dtype() == DType::Bool && t.ndim() > 0 && t.ndim() <= x.ndim()) {
+      check_mask_shape(t, x, 0);
+      return masked_scatter(x, unaliased(t), 0, value);
+    }
+  }
   IndexPlan plan = plan_index(x, index);
   if (!plan.advanced) {
     check_value_shape(value, plan.view.shape());
@@ -382,25 +457,17 @@ void setitem(Tensor& x, const TensorIndex& index, const Tensor& value) {
     copy_into(plan.view, source);
     return;
   }
-  // An index array that aliases x would be read while x is written.
-  for (ArrayIndex& entry : plan.arrays)
-    if (entry.array.storage() == x.storage()) entry.array = astype(entry.array, entry.array.dtype(), true);
+  for (ArrayIndex& entry : plan.arrays) entry.array = unaliased(entry.array);
   if (plan.mask >= 0) {
     const ArrayIndex& m = plan.arrays[static_cast<size_t>(plan.mask)];
-    int64_t count = count_nonzero_all(m.array);
-    Dims shape = masked_shape(plan.view, m.axis, m.array.ndim(), count);
-    check_value_shape(value, shape);
-    if (shape_numel(shape) == 0) return;
-    Tensor values = scatter_values(x, value, shape);
-    run(IndexOps::get().masked_scatter, {&values, &m.array}, &plan.view, 1, m.axis);
-    return;
+    return masked_scatter(plan.view, m.array, m.axis, value);
   }
   Gather g = plan_gather(plan);
   check_value_shape(value, g.result_shape);
   Tensor values = scatter_values(x, value, g.result_shape);
-  std::vector<const Tensor*> inputs{&values};
-  for (const Tensor& t : g.arrays) inputs.push_back(&t);
-  run_indexed(IndexOps::get().scatter, inputs, g.view, g.axis, g.x_axes);
+  const Tensor* inputs[kMaxDims + 1];
+  int n = gather_inputs(values, g.arrays, inputs);
+  run_indexed(IndexOps::get().scatter, inputs, n, g.view, g.axis, g.x_axes.data());
 }
 
 void setitem(Tensor& x, const TensorIndex& index, const Scalar& value) {
@@ -420,16 +487,7 @@ Tensor take(const Tensor& x, const Tensor& indices, std::optional<int64_t> axis)
                      std::to_string(x.ndim()) + ")");
   if (indices.device() != x.device())
     throw ValueError("take: x and indices are on different devices");
-  int a = normalize_axis(axis.value_or(0), x.ndim());
-  Gather g;
-  g.view = x;
-  g.arrays = {indices};
-  g.x_axes = {a};
-  g.axis = a;
-  for (int d = 0; d < a; ++d) g.result_shape.push_back(x.shape()[d]);
-  for (int64_t d : indices.shape()) g.result_shape.push_back(d);
-  for (int d = a + 1; d < x.ndim(); ++d) g.result_shape.push_back(x.shape()[d]);
-  return gather(g);
+  return gather_axis(x, indices, normalize_axis(axis.value_or(0), x.ndim()));
 }
 
 Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis) {
@@ -460,7 +518,8 @@ Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis) {
   Tensor xv = x.broadcast_to(x_shape), iv = indices.broadcast_to(shape);
   Tensor out = empty(shape, x.dtype(), x.device());
   if (out.numel() == 0) return out;
-  run_indexed(IndexOps::get().take_along_axis, {&xv, &iv}, out, a, {a});
+  const Tensor* inputs[] = {&xv, &iv};
+  run_indexed(IndexOps::get().take_along_axis, inputs, 2, out, a, &a);
   return out;
 }
 
