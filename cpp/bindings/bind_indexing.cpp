@@ -85,7 +85,9 @@ void set(Tensor& self, nb::handle key, nb::handle value) {
 // that looks the method up and packs its arguments on every x[...]; that is most of the
 // cost of x[0]. The slots below call get/set directly. Errors take the bound methods'
 // path once more, so that nanobind translates them as it does everywhere (indexing is
-// free of side effects until it succeeds, so repeating it is harmless).
+// free of side effects until it succeeds, so repeating it is harmless). Assigning
+// Tensor.__getitem__ (as the signature wrappers do) resets the slots to the generic ones;
+// _install_subscript_slots() puts them back afterwards.
 nb::handle bound_getitem, bound_setitem;
 
 Tensor* tensor_of(PyObject* self) {
@@ -125,6 +127,13 @@ int assign_subscript(PyObject* self, PyObject* key, PyObject* value) {
   return result ? 0 : -1;
 }
 
+void install_subscript_slots() {
+  auto* type = reinterpret_cast<PyTypeObject*>(nb::type<Tensor>().ptr());
+  type->tp_as_mapping->mp_subscript = subscript;
+  type->tp_as_mapping->mp_ass_subscript = assign_subscript;
+  PyType_Modified(type);
+}
+
 }  // namespace
 
 void bind_indexing(nb::module_& m) {
@@ -135,10 +144,10 @@ void bind_indexing(nb::module_& m) {
                        nb::arg("key").none(), nb::arg("value").none());
   bound_getitem = nb::object(tensor.attr("__getitem__")).release();  // immortal, like the type
   bound_setitem = nb::object(tensor.attr("__setitem__")).release();
-  auto* type = reinterpret_cast<PyTypeObject*>(tensor.ptr());
-  type->tp_as_mapping->mp_subscript = subscript;
-  type->tp_as_mapping->mp_ass_subscript = assign_subscript;
-  PyType_Modified(type);
+  install_subscript_slots();
+  m.def("_install_subscript_slots", &install_subscript_slots,
+        "Points Tensor's subscript slots at the direct C++ paths again (after __getitem__ or "
+        "__setitem__ was reassigned).");
 
   m.def("take", [](const Tensor& x, const Tensor& indices, nb::handle axis) {
     std::optional<int64_t> a;

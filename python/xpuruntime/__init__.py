@@ -68,6 +68,7 @@ from ._policy import (  # noqa: E402,F401
 from ._tensor import _install  # noqa: E402
 
 _install()
+_core._install_subscript_slots()  # after _install(), which may rebind __getitem__
 _core.set_cuda_search_paths(_loader.cuda_search_paths())
 
 __version__ = _core.__version__
