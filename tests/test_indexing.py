@@ -11,7 +11,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import xpuruntime as xrt
-from common import ALL, INTEGER, arrays, assert_tensor_equal, numpy_dtype, tensor, to_numpy
+from common import ALL, INTEGER, arrays, assert_tensor_equal, numpy_dtype, tensor
 
 
 def xrt_key(key):

@@ -51,8 +51,10 @@ void add_item(TensorIndex& index, nb::handle key) {
     return index.push_array(std::move(t));
   }
   if (PyIndex_Check(obj)) return index.push_back(IndexItem::integer(integer_arg(obj)));
-  throw IndexError("only integers, slices (`:`), ellipsis (`...`), None and integer or "
-                   "boolean arrays are valid indices, not '" + type_name_of(key) + "'");
+  throw IndexError(
+      "only integers, slices (`:`), ellipsis (`...`), None and integer or "
+      "boolean arrays are valid indices, not '" +
+      type_name_of(key) + "'");
 }
 
 TensorIndex index_arg(nb::handle key) {
@@ -149,21 +151,32 @@ void bind_indexing(nb::module_& m) {
         "Points Tensor's subscript slots at the direct C++ paths again (after __getitem__ or "
         "__setitem__ was reassigned).");
 
-  m.def("take", [](const Tensor& x, const Tensor& indices, nb::handle axis) {
-    std::optional<int64_t> a;
-    if (!axis.is_none()) a = axis_arg(axis, "take");
-    return take(x, indices, a);
-  }, nb::arg("x"), nb::arg("indices"), nb::kw_only(), nb::arg("axis").none() = nb::none());
-  m.def("take_along_axis", [](const Tensor& x, const Tensor& indices, nb::handle axis) {
-    return take_along_axis(x, indices, axis_arg(axis, "take_along_axis"));
-  }, nb::arg("x"), nb::arg("indices"), nb::kw_only(), nb::arg("axis") = -1);
-  m.def("nonzero", [](const Tensor& x) {
-    std::vector<Tensor> coordinates = nonzero(x);
-    nb::tuple out = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(coordinates.size())));
-    for (size_t i = 0; i < coordinates.size(); ++i)
-      PyTuple_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), nb::cast(std::move(coordinates[i])).release().ptr());
-    return out;
-  }, nb::arg("x"));
+  m.def(
+      "take",
+      [](const Tensor& x, const Tensor& indices, nb::handle axis) {
+        std::optional<int64_t> a;
+        if (!axis.is_none()) a = axis_arg(axis, "take");
+        return take(x, indices, a);
+      },
+      nb::arg("x"), nb::arg("indices"), nb::kw_only(), nb::arg("axis").none() = nb::none());
+  m.def(
+      "take_along_axis",
+      [](const Tensor& x, const Tensor& indices, nb::handle axis) {
+        return take_along_axis(x, indices, axis_arg(axis, "take_along_axis"));
+      },
+      nb::arg("x"), nb::arg("indices"), nb::kw_only(), nb::arg("axis") = -1);
+  m.def(
+      "nonzero",
+      [](const Tensor& x) {
+        std::vector<Tensor> coordinates = nonzero(x);
+        nb::tuple out =
+            nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(coordinates.size())));
+        for (size_t i = 0; i < coordinates.size(); ++i)
+          PyTuple_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i),
+                           nb::cast(std::move(coordinates[i])).release().ptr());
+        return out;
+      },
+      nb::arg("x"));
 }
 
 }  // namespace xrt::py

@@ -43,14 +43,18 @@ class TensorIndex {
  public:
   static constexpr int kInline = 8;
   void push_back(const IndexItem& item) {
-    if (size_ < kInline) inline_[size_] = item;
-    else more_.push_back(item);
+    if (size_ < kInline)
+      inline_[size_] = item;
+    else
+      more_.push_back(item);
     ++size_;
   }
   void push_array(Tensor array) {
     push_back({IndexItem::Kind::Array, num_arrays_});
-    if (num_arrays_++ == 0) first_array_ = std::move(array);
-    else more_arrays_.push_back(std::move(array));
+    if (num_arrays_++ == 0)
+      first_array_ = std::move(array);
+    else
+      more_arrays_.push_back(std::move(array));
   }
   int size() const { return size_; }
   const IndexItem& operator[](int i) const {

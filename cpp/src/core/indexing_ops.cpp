@@ -12,13 +12,11 @@
 //   items (integers included) were adjacent in the index, B replaces their axes in place;
 //   else V is permuted (a view) so that the indexed axes come first, and B goes first.
 //   The kernels then see one contract: indexed axes [a, a + k) of V.
-#include "xpuruntime/indexing.h"
-
-#include <cstring>
 #include <initializer_list>
 #include <string>
 
 #include "xpuruntime/dispatcher.h"
+#include "xpuruntime/indexing.h"
 #include "xpuruntime/ops.h"
 
 namespace xrt {
@@ -29,9 +27,8 @@ struct IndexOps {
   static const IndexOps& get() {
     static const IndexOps ops = [] {
       auto& r = KernelRegistry::global();
-      return IndexOps{r.op_id("gather"),        r.op_id("scatter"),
-                      r.op_id("masked_gather"), r.op_id("masked_scatter"),
-                      r.op_id("nonzero_count"), r.op_id("nonzero"),
+      return IndexOps{r.op_id("gather"),         r.op_id("scatter"),       r.op_id("masked_gather"),
+                      r.op_id("masked_scatter"), r.op_id("nonzero_count"), r.op_id("nonzero"),
                       r.op_id("take_along_axis")};
     }();
     return ops;
@@ -111,8 +108,8 @@ struct IndexPlan {
   std::vector<ArrayIndex> arrays;  // in index order; bool arrays still whole
   int mask = -1;                   // position in arrays of the one bool array (mask path)
   bool advanced = false;
-  bool adjacent = true;            // the advanced items are adjacent in the index
-  bool has_integer = false;        // an integer item sits among advanced ones
+  bool adjacent = true;      // the advanced items are adjacent in the index
+  bool has_integer = false;  // an integer item sits among advanced ones
 };
 
 void check_mask_shape(const Tensor& mask, const Tensor& x, int first_axis) {
@@ -133,19 +130,27 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
   for (int i = 0; i < index.size(); ++i) {
     const IndexItem& item = index[i];
     switch (item.kind) {
-      case Kind::Integer: case Kind::Slice: ++consumed; break;
+      case Kind::Integer:
+      case Kind::Slice:
+        ++consumed;
+        break;
       case Kind::Ellipsis:
         if (++ellipses > 1) throw IndexError("an index can only have a single ellipsis ('...')");
         break;
-      case Kind::NewAxis: break;
-      case Kind::Boolean: plan.advanced = true; break;
+      case Kind::NewAxis:
+        break;
+      case Kind::Boolean:
+        plan.advanced = true;
+        break;
       case Kind::Array: {
         const Tensor& t = index.array(item);
         if (!is_index_array(t))
           throw IndexError("arrays used as indices must be of integer or boolean type, not " +
                            name_of(t.dtype()));
-        if (t.dtype() == DType::Bool) consumed += t.ndim();
-        else ++consumed;
+        if (t.dtype() == DType::Bool)
+          consumed += t.ndim();
+        else
+          ++consumed;
         if (t.dtype() == DType::Bool || t.ndim() > 0) plan.advanced = true;
         break;
       }
@@ -158,7 +163,7 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
 
   Dims shape, strides;
   int64_t offset = x.byte_offset(), item_size = static_cast<int64_t>(x.itemsize());
-  int axis = 0;         // next axis of x
+  int axis = 0;  // next axis of x
   bool seen_advanced = false, basic_after_advanced = false;
   auto keep_axes = [&](int count) {  // copies x's axes [axis, axis + count) to V
     for (int d = 0; d < count; ++d, ++axis) {
@@ -170,12 +175,22 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
     if (basic_after_advanced) plan.adjacent = false;
     seen_advanced = true;
   };
-  auto mark_basic = [&] { if (seen_advanced) basic_after_advanced = true; };
+  auto mark_basic = [&] {
+    if (seen_advanced) basic_after_advanced = true;
+  };
+  // A Python or 0-d boolean: a new axis of length 1, indexed by [0] (True) or [] (False).
+  auto add_boolean_axis = [&](bool value) {
+    mark_advanced();
+    Tensor positions = full(Dims{value ? 1 : 0}, Scalar::from_int(0), kDefaultIndex, x.device());
+    plan.arrays.push_back({static_cast<int>(shape.size()), std::move(positions), -1});
+    shape.push_back(1);
+    strides.push_back(0);
+  };
   for (int i = 0; i < index.size(); ++i) {
     const IndexItem& item = index[i];
-    bool integer = item.kind == Kind::Integer ||
-                   (item.kind == Kind::Array && index.array(item).ndim() == 0 &&
-                    index.array(item).dtype() != DType::Bool);
+    bool integer =
+        item.kind == Kind::Integer || (item.kind == Kind::Array && index.array(item).ndim() == 0 &&
+                                       index.array(item).dtype() != DType::Bool);
     if (integer) {
       int64_t value = item.kind == Kind::Integer ? item.start : integer_of(index.array(item));
       int64_t n = x.shape()[axis], j = value < 0 ? value + n : value;
@@ -209,30 +224,19 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
         if (fill > 0) mark_basic();
         keep_axes(fill);
         break;
-      case Kind::Boolean: {  // a new axis of length 1, indexed by [0] (True) or [] (False)
-        mark_advanced();
-        Tensor positions = empty(Dims{item.start ? 1 : 0}, DType::Int64, x.device());
-        if (item.start) std::memset(positions.data(), 0, sizeof(int64_t));
-        plan.arrays.push_back({static_cast<int>(shape.size()), positions, -1});
-        shape.push_back(1);
-        strides.push_back(0);
+      case Kind::Boolean:
+        add_boolean_axis(item.start != 0);
         break;
-      }
       case Kind::Array: {
-        mark_advanced();
         const Tensor& t = index.array(item);
+        if (t.dtype() == DType::Bool && t.ndim() == 0) {
+          add_boolean_axis(xrt::item(t).b);
+          break;
+        }
+        mark_advanced();
         int count = t.dtype() == DType::Bool ? t.ndim() : 1;
         if (t.dtype() == DType::Bool) {
           check_mask_shape(t, x, axis);
-          if (t.ndim() == 0) {  // a 0-d bool: as a Python bool
-            bool value = xrt::item(t).b;
-            Tensor positions = empty(Dims{value ? 1 : 0}, DType::Int64, x.device());
-            if (value) std::memset(positions.data(), 0, sizeof(int64_t));
-            plan.arrays.push_back({static_cast<int>(shape.size()), positions, -1});
-            shape.push_back(1);
-            strides.push_back(0);
-            break;
-          }
           plan.mask = plan.mask == -1 ? static_cast<int>(plan.arrays.size()) : -2;
         } else {
           plan.mask = -2;  // any integer array rules out the mask path
@@ -241,7 +245,8 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
         keep_axes(count);
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   keep_axes(ndim - axis);
@@ -286,8 +291,10 @@ Gather plan_gather(const IndexPlan& plan) {
   } catch (const ValueError&) {
     std::string shapes;
     for (const Tensor& t : g.arrays) shapes += (shapes.empty() ? "" : " ") + shape_str(t.shape());
-    throw IndexError("shape mismatch: indexing arrays could not be broadcast together with "
-                     "shapes " + shapes);
+    throw IndexError(
+        "shape mismatch: indexing arrays could not be broadcast together with "
+        "shapes " +
+        shapes);
   }
   for (Tensor& t : g.arrays) t = t.broadcast_to(b);
   int k = static_cast<int>(v_axes.size());
@@ -299,7 +306,10 @@ Gather plan_gather(const IndexPlan& plan) {
     Dims order;
     for (int d : v_axes) order.push_back(d);
     for (int d = 0, j = 0; d < v.ndim(); ++d) {
-      if (j < k && v_axes[static_cast<size_t>(j)] == d) { ++j; continue; }
+      if (j < k && v_axes[static_cast<size_t>(j)] == d) {
+        ++j;
+        continue;
+      }
       order.push_back(d);
     }
     g.view = v.permute(order);
@@ -495,9 +505,10 @@ Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis) {
     throw TypeError("take_along_axis: indices must have an integer dtype, not " +
                     name_of(indices.dtype()));
   if (indices.ndim() != x.ndim())
-    throw ValueError("take_along_axis: x and indices must have the same number of dimensions "
-                     "(got " + std::to_string(x.ndim()) + " and " +
-                     std::to_string(indices.ndim()) + ")");
+    throw ValueError(
+        "take_along_axis: x and indices must have the same number of dimensions "
+        "(got " +
+        std::to_string(x.ndim()) + " and " + std::to_string(indices.ndim()) + ")");
   if (indices.device() != x.device())
     throw ValueError("take_along_axis: x and indices are on different devices");
   int a = normalize_axis(axis, x.ndim());
@@ -525,8 +536,9 @@ Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis) {
 
 std::vector<Tensor> nonzero(const Tensor& x) {
   if (x.ndim() == 0)
-    throw ValueError("nonzero is not defined for 0-d tensors; use nonzero(reshape(x, (1,))) "
-                     "or x[None]");
+    throw ValueError(
+        "nonzero is not defined for 0-d tensors; use nonzero(reshape(x, (1,))) "
+        "or x[None]");
   int64_t count = count_nonzero_all(x);
   std::vector<Tensor> out;
   for (int d = 0; d < x.ndim(); ++d) out.push_back(empty(Dims{count}, kDefaultIndex, x.device()));

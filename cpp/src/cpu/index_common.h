@@ -20,33 +20,50 @@ namespace xrt::cpu {
 inline constexpr int64_t kGrain = 1 << 15;      // elements moved per task
 inline constexpr int64_t kMaskGrain = 1 << 16;  // mask positions per chunk
 
-struct Bytes16 { uint64_t lo, hi; };
+// An element of S bytes, moved as one unit.
+// clang-format off
+template <int S> struct ElemOf;
+template <> struct ElemOf<1> { using type = uint8_t; };
+template <> struct ElemOf<2> { using type = uint16_t; };
+template <> struct ElemOf<4> { using type = uint32_t; };
+template <> struct ElemOf<8> { using type = uint64_t; };
+template <> struct ElemOf<16> { struct type { uint64_t lo, hi; }; };
+// clang-format on
 template <int S>
-using Elem = std::conditional_t<S == 1, uint8_t, std::conditional_t<S == 2, uint16_t,
-             std::conditional_t<S == 4, uint32_t, std::conditional_t<S == 8, uint64_t, Bytes16>>>>;
+using Elem = typename ElemOf<S>::type;
 
-template <class F> void visit_size(size_t size, F&& f) {
+template <class F>
+void visit_size(size_t size, F&& f) {
   switch (size) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 16: return f(std::integral_constant<int, 16>{});
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 8:
+      return f(std::integral_constant<int, 8>{});
+    case 16:
+      return f(std::integral_constant<int, 16>{});
   }
   throw ValueError("indexing: unsupported element size " + std::to_string(size));
 }
 
-template <class F> void visit_index_dtype(DType dtype, F&& f) {
+template <class F>
+void visit_index_dtype(DType dtype, F&& f) {
   visit_dtype(dtype, [&](auto tag) {
     using I = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) f(tag);
-    else throw TypeError("index arrays must have an integer dtype");
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
+      f(tag);
+    else
+      throw TypeError("index arrays must have an integer dtype");
   });
 }
 
 // parallel_for, but a single chunk runs here directly (no std::function, no pool): small
 // inputs pay nothing for the threading.
-template <class F> void for_chunks(int64_t n, int64_t grain, F&& fn) {
+template <class F>
+void for_chunks(int64_t n, int64_t grain, F&& fn) {
   if (n <= grain) {
     if (n > 0) fn(int64_t{0}, n);
     return;
@@ -55,7 +72,8 @@ template <class F> void for_chunks(int64_t n, int64_t grain, F&& fn) {
 }
 
 // j = raw, counted from the end when negative; false when outside [0, n).
-template <class I> inline bool normalize(I raw, int64_t n, int64_t& j) {
+template <class I>
+inline bool normalize(I raw, int64_t n, int64_t& j) {
   if constexpr (std::is_signed_v<I>) {
     j = raw < 0 ? static_cast<int64_t>(raw) + n : static_cast<int64_t>(raw);
     return static_cast<uint64_t>(j) < static_cast<uint64_t>(n);
@@ -70,7 +88,8 @@ class FirstBad {
  public:
   void report(int64_t position) {
     int64_t current = first_.load(std::memory_order_relaxed);
-    while (position < current && !first_.compare_exchange_weak(current, position)) {}
+    while (position < current && !first_.compare_exchange_weak(current, position)) {
+    }
   }
   bool any() const { return first_.load() != INT64_MAX; }
   int64_t position() const { return first_.load(); }
@@ -103,25 +122,28 @@ inline Tensor block_view(const Tensor& t, const Dims& shape, bool repeated) {
 }
 
 inline bool all_strides_zero(const Tensor& t) {
-  for (int64_t s : t.strides()) if (s != 0) return false;
+  for (int64_t s : t.strides())
+    if (s != 0) return false;
   return true;
 }
 
 [[noreturn]] inline void throw_out_of_range(const Tensor& indices, int64_t position, int64_t size,
-                                     int slot) {
+                                            int slot) {
   int64_t value = 0;
   visit_index_dtype(indices.dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
     I raw;
     std::memcpy(&raw, indices.data() + offset_of(indices, position), sizeof raw);
     value = std::is_unsigned_v<I> && static_cast<uint64_t>(raw) > INT64_MAX
-                ? INT64_MAX : static_cast<int64_t>(raw);
+                ? INT64_MAX
+                : static_cast<int64_t>(raw);
   });
   throw IndexOutOfRange(value, size, slot);
 }
 
 // Moves one block (the axes after the indexed ones) between two layouts of its shape.
-template <int S> class Block {
+template <int S>
+class Block {
  public:
   Block(const Tensor& dst, const Tensor& src) : numel_(dst.numel()) {
     LoopPlan<2> plan({&dst, &src});
@@ -132,9 +154,12 @@ template <int S> class Block {
   }
   int64_t numel() const { return numel_; }
   void move(char* dst, const char* src) const {
-    if (numel_ == 1) std::memcpy(dst, src, S);
-    else if (contiguous_) std::memcpy(dst, src, static_cast<size_t>(numel_) * S);
-    else move_dims(dst, src, 0);
+    if (numel_ == 1)
+      std::memcpy(dst, src, S);
+    else if (contiguous_)
+      std::memcpy(dst, src, static_cast<size_t>(numel_) * S);
+    else
+      move_dims(dst, src, 0);
   }
 
  private:

@@ -24,7 +24,9 @@ struct IndexedAxes {
   int64_t positions;            // numel(B)
 
   IndexedAxes(const KernelCall& call, const Tensor& v, int first_array, int count)
-      : v(v), axis(static_cast<int>(call.attrs->axes[0])), count(count),
+      : v(v),
+        axis(static_cast<int>(call.attrs->axes[0])),
+        count(count),
         arrays(call.inputs + first_array),
         positions(count > 0 ? arrays[0]->numel() : 1) {}
   int64_t size(int j) const { return v.shape()[axis + j]; }
@@ -38,9 +40,7 @@ struct IndexedAxes {
     for (int d = first; d < last; ++d) n *= v.shape()[d];
     return n;
   }
-  int64_t stride(int j) const {
-    return v.strides()[axis + j] * static_cast<int64_t>(v.itemsize());
-  }
+  int64_t stride(int j) const { return v.strides()[axis + j] * static_cast<int64_t>(v.itemsize()); }
   // One contiguous array: read it directly rather than through a table.
   bool direct() const { return count == 1 && arrays[0]->is_contiguous(); }
 
@@ -56,19 +56,20 @@ struct IndexedAxes {
         using I = typename decltype(tag)::type;
         for_chunks(positions, kGrain, [&](int64_t begin, int64_t end) {
           int64_t at = begin;
-          plan.walk(begin, end, [&](const std::array<char*, 1>& p,
-                                    const std::array<int64_t, 1>& st, int64_t m) {
-            const char* src = p[0];
-            const int64_t step = st[0], size = n, stride = s;
-            int64_t* out = offsets.data() + at;
-            for (int64_t i = 0; i < m; ++i) {
-              int64_t jv;
-              if (!normalize(*reinterpret_cast<const I*>(src + i * step), size, jv))
-                bad.report(at + i);
-              out[i] += jv * stride;
-            }
-            at += m;
-          });
+          plan.walk(
+              begin, end,
+              [&](const std::array<char*, 1>& p, const std::array<int64_t, 1>& st, int64_t m) {
+                const char* src = p[0];
+                const int64_t step = st[0], size = n, stride = s;
+                int64_t* out = offsets.data() + at;
+                for (int64_t i = 0; i < m; ++i) {
+                  int64_t jv;
+                  if (!normalize(*reinterpret_cast<const I*>(src + i * step), size, jv))
+                    bad.report(at + i);
+                  out[i] += jv * stride;
+                }
+                at += m;
+              });
         });
       });
       if (bad.any()) throw_out_of_range(indices, bad.position(), n, j);
@@ -77,15 +78,16 @@ struct IndexedAxes {
   }
 
   // Checks a direct array without using it (scatter checks before it writes).
-  template <class I> void check_direct() const {
+  template <class I>
+  void check_direct() const {
     const I* const idx = reinterpret_cast<const I*>(arrays[0]->data());
     const int64_t n = size(0);
     FirstBad bad;
     for_chunks(positions, kGrain, [&](int64_t begin, int64_t end) {
       int64_t b = begin, j;
       for (; b + 4 <= end; b += 4)  // four checks, one branch
-        if (!(normalize(idx[b], n, j) & normalize(idx[b + 1], n, j) &
-              normalize(idx[b + 2], n, j) & normalize(idx[b + 3], n, j)))
+        if (!(normalize(idx[b], n, j) & normalize(idx[b + 1], n, j) & normalize(idx[b + 2], n, j) &
+              normalize(idx[b + 3], n, j)))
           break;
       for (; b < end; ++b)
         if (!normalize(idx[b], n, j)) return bad.report(b);
@@ -95,7 +97,8 @@ struct IndexedAxes {
 };
 
 // Offsets read straight from one contiguous index array.
-template <class I> struct DirectOffsets {
+template <class I>
+struct DirectOffsets {
   const I* indices;
   int64_t size, stride;
   bool operator()(int64_t b, int64_t& offset) const {
@@ -282,22 +285,22 @@ void take_along_axis_kernel(const KernelCall& call) {
       for_chunks(plan.numel, kGrain, [&](int64_t begin, int64_t end) {
         int64_t at = begin;
         bool failed = false;
-        plan.walk(begin, end, [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s,
-                                  int64_t m) {
-          char* const dst = p[0];
-          const char *const idx = p[1], *const src = p[2];
-          const int64_t ds = s[0], is = s[1], ss = s[2], size = n, step = along;
-          for (int64_t i = 0; i < m && !failed; ++i) {
-            int64_t j;
-            if (!normalize(*reinterpret_cast<const I*>(idx + i * is), size, j)) {
-              bad.report(at + i);
-              failed = true;
-            } else {
-              std::memcpy(dst + i * ds, src + i * ss + j * step, S);
-            }
-          }
-          at += m;
-        });
+        plan.walk(begin, end,
+                  [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t m) {
+                    char* const dst = p[0];
+                    const char *const idx = p[1], *const src = p[2];
+                    const int64_t ds = s[0], is = s[1], ss = s[2], size = n, step = along;
+                    for (int64_t i = 0; i < m && !failed; ++i) {
+                      int64_t j;
+                      if (!normalize(*reinterpret_cast<const I*>(idx + i * is), size, j)) {
+                        bad.report(at + i);
+                        failed = true;
+                      } else {
+                        std::memcpy(dst + i * ds, src + i * ss + j * step, S);
+                      }
+                    }
+                    at += m;
+                  });
       });
     });
   });
@@ -307,7 +310,11 @@ void take_along_axis_kernel(const KernelCall& call) {
 }  // namespace
 
 void register_index_kernels(KernelRegistry& registry) {
-  struct Row { const char* op; KernelFn run; const char* description; };
+  struct Row {
+    const char* op;
+    KernelFn run;
+    const char* description;
+  };
   const Row rows[] = {
       {"gather", gather_kernel, "integer-array gather, checked, contiguous fast paths"},
       {"scatter", scatter_kernel, "integer-array scatter, checked before writing"},

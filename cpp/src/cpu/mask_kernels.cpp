@@ -11,15 +11,20 @@
 namespace xrt::cpu {
 namespace {
 
-template <class T> inline bool is_nonzero(T v) {
-  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return float(v) != 0.0f;
-  else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+template <class T>
+inline bool is_nonzero(T v) {
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
+    return float(v) != 0.0f;
+  else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                     std::is_same_v<T, std::complex<double>>)
     return v.real() != 0 || v.imag() != 0;
-  else return v != T(0);
+  else
+    return v != T(0);
 }
 
 // Element type for reading: bool tensors are read as bytes (any nonzero byte is True).
-template <class T> using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+template <class T>
+using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
 
 // Nonzero bytes among n, eight at a time: each byte folds to 0 or 1 in its lowest bit,
 // eight byte-wide counters add up to 255 words, then fold into the total.
@@ -36,7 +41,7 @@ inline int64_t count_nonzero_bytes(const uint8_t* p, int64_t n) {
       w |= w >> 1;
       lanes += w & kLow;
     }
-    lanes = (lanes & kEven) + ((lanes >> 8) & kEven);         // four 16-bit sums
+    lanes = (lanes & kEven) + ((lanes >> 8) & kEven);  // four 16-bit sums
     count += static_cast<int64_t>((lanes * 0x0001000100010001ull) >> 48);
   }
   for (; i < n; ++i) count += p[i] != 0;
@@ -45,7 +50,8 @@ inline int64_t count_nonzero_bytes(const uint8_t* p, int64_t n) {
 
 // Nonzero elements among n at p, stride bytes apart (a function of its own, so that the
 // count stays in a register and the contiguous loop vectorises).
-template <class T> int64_t count_nonzero(const char* p, int64_t stride, int64_t n) {
+template <class T>
+int64_t count_nonzero(const char* p, int64_t stride, int64_t n) {
   int64_t count = 0;
   if constexpr (std::is_same_v<T, uint8_t>) {
     if (stride == 1) return count_nonzero_bytes(reinterpret_cast<const uint8_t*>(p), n);
@@ -54,7 +60,8 @@ template <class T> int64_t count_nonzero(const char* p, int64_t stride, int64_t 
     const T* e = reinterpret_cast<const T*>(p);
     for (int64_t i = 0; i < n; ++i) count += is_nonzero(e[i]);
   } else {
-    for (int64_t i = 0; i < n; ++i) count += is_nonzero(*reinterpret_cast<const T*>(p + i * stride));
+    for (int64_t i = 0; i < n; ++i)
+      count += is_nonzero(*reinterpret_cast<const T*>(p + i * stride));
   }
   return count;
 }
@@ -68,8 +75,10 @@ std::vector<int64_t> chunk_counts(const Tensor& x, int64_t grain) {
     using T = Stored<typename decltype(tag)::type>;
     for_chunks(n, grain, [&](int64_t begin, int64_t end) {
       int64_t count = 0;
-      plan.walk(begin, end, [&](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s,
-                                int64_t m) { count += count_nonzero<T>(p[0], s[0], m); });
+      plan.walk(begin, end,
+                [&](const std::array<char*, 1>& p, const std::array<int64_t, 1>& s, int64_t m) {
+                  count += count_nonzero<T>(p[0], s[0], m);
+                });
       counts[static_cast<size_t>(begin / grain)] = count;
     });
   });
@@ -99,8 +108,8 @@ class Chunks {
 // Appends src[i * stride] for every m[i] != 0 at dst; returns the new end. Branch-free:
 // every element is written and the cursor advances only past selected ones, so it stops
 // at the last selected element (writes past it could land in another chunk's output).
-template <int S> char* compress(char* dst, const char* src, int64_t stride, const uint8_t* m,
-                                int64_t n) {
+template <int S>
+char* compress(char* dst, const char* src, int64_t stride, const uint8_t* m, int64_t n) {
   using T = Elem<S>;
   while (n > 0 && !m[n - 1]) --n;
   T* d = reinterpret_cast<T*>(dst);
@@ -160,7 +169,8 @@ const char* expand(Elem<S>* d, const char* src, bool repeated, const uint8_t* m,
 struct Masked {
   Tensor outer, masked, inner;
   Masked(const Tensor& v, int axis, const Tensor& mask)
-      : outer(axes_view(v, 0, axis)), masked(axes_view(v, axis, axis + mask.ndim())),
+      : outer(axes_view(v, 0, axis)),
+        masked(axes_view(v, axis, axis + mask.ndim())),
         inner(axes_view(v, axis + mask.ndim(), v.ndim())) {}
 };
 
@@ -230,20 +240,21 @@ void masked_gather_kernel(const KernelCall& call) {
       char* obase = out.data() + p * total * qn * S;
       for_chunks(mn, chunks.grain(), [&](int64_t begin, int64_t end) {
         char* dst = obase + chunks.before(begin) * qn * S;
-        plan.walk(begin, end, [&](const std::array<char*, 2>& ptr,
-                                  const std::array<int64_t, 2>& st, int64_t n) {
-          const uint8_t* m = reinterpret_cast<const uint8_t*>(ptr[0]);
-          const char* src = ptr[1] + poff;
-          if (qn == 1 && st[0] == 1) {
-            dst = compress<S>(dst, src, st[1], m, n);
-            return;
-          }
-          for (int64_t i = 0; i < n; ++i)
-            if (m[i * st[0]]) {
-              block.move(dst, src + i * st[1]);
-              dst += qn * S;
-            }
-        });
+        plan.walk(
+            begin, end,
+            [&](const std::array<char*, 2>& ptr, const std::array<int64_t, 2>& st, int64_t n) {
+              const uint8_t* m = reinterpret_cast<const uint8_t*>(ptr[0]);
+              const char* src = ptr[1] + poff;
+              if (qn == 1 && st[0] == 1) {
+                dst = compress<S>(dst, src, st[1], m, n);
+                return;
+              }
+              for (int64_t i = 0; i < n; ++i)
+                if (m[i * st[0]]) {
+                  block.move(dst, src + i * st[1]);
+                  dst += qn * S;
+                }
+            });
       });
     }
   });
@@ -271,20 +282,21 @@ void masked_scatter_kernel(const KernelCall& call) {
       const char* vbase = values.data() + p * total * step;
       for_chunks(mn, grain, [&](int64_t begin, int64_t end) {
         const char* src = vbase + (repeated ? 0 : chunks->before(begin) * step);
-        plan.walk(begin, end, [&](const std::array<char*, 2>& ptr,
-                                  const std::array<int64_t, 2>& st, int64_t n) {
-          const uint8_t* m = reinterpret_cast<const uint8_t*>(ptr[0]);
-          char* dst = ptr[1] + poff;
-          if (qn == 1 && st[0] == 1 && st[1] == S) {
-            src = expand<S>(reinterpret_cast<T*>(dst), src, repeated, m, n);
-            return;
-          }
-          for (int64_t i = 0; i < n; ++i)
-            if (m[i * st[0]]) {
-              block.move(dst + i * st[1], src);
-              src += step;
-            }
-        });
+        plan.walk(
+            begin, end,
+            [&](const std::array<char*, 2>& ptr, const std::array<int64_t, 2>& st, int64_t n) {
+              const uint8_t* m = reinterpret_cast<const uint8_t*>(ptr[0]);
+              char* dst = ptr[1] + poff;
+              if (qn == 1 && st[0] == 1 && st[1] == S) {
+                src = expand<S>(reinterpret_cast<T*>(dst), src, repeated, m, n);
+                return;
+              }
+              for (int64_t i = 0; i < n; ++i)
+                if (m[i * st[0]]) {
+                  block.move(dst + i * st[1], src);
+                  src += step;
+                }
+            });
       });
     }
   });
@@ -301,7 +313,8 @@ void nonzero_kernel(const KernelCall& call) {
   const Tensor& x = call.in(0);
   Chunks chunks(x, kMaskGrain);
   std::vector<int64_t*> out;
-  for (int d = 0; d < x.ndim(); ++d) out.push_back(reinterpret_cast<int64_t*>(call.outputs[d].data()));
+  for (int d = 0; d < x.ndim(); ++d)
+    out.push_back(reinterpret_cast<int64_t*>(call.outputs[d].data()));
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = Stored<typename decltype(tag)::type>;
     const T* e = reinterpret_cast<const T*>(x.data());
