@@ -238,7 +238,7 @@ def reference_setitem(a, key, value):
     values = np.broadcast_to(value, np.shape(ids))
     out = a.copy()
     flat = out.reshape(-1)
-    for i, v in zip(np.ravel(ids), np.ravel(values)):
+    for i, v in zip(np.ravel(ids), np.ravel(values), strict=True):
         flat[i] = v
     return out
 
@@ -260,7 +260,8 @@ def test_setitem_matches_numpy(data, shape):
     if scalar:
         value = -1.5
     else:
-        value_shape = data.draw(hnp.broadcastable_shapes(selection, min_side=0, max_side=4), label="value")
+        value_shape = data.draw(hnp.broadcastable_shapes(selection, min_side=0, max_side=4),
+                                label="value")
         value = -np.arange(math.prod(value_shape), dtype=np.float32).reshape(value_shape) - 1
         assume(np.broadcast_shapes(value_shape, selection) == selection)
     t = xrt.asarray(a.copy())
@@ -565,7 +566,7 @@ def test_nonzero_matches_numpy(data, shape, dtype_pair):
     out = xrt.nonzero(tensor(a))
     expected = np.nonzero(a.astype(np.float32) if dtype_pair[0] == xrt.bfloat16 else a)
     assert isinstance(out, tuple) and len(out) == len(expected)
-    for o, e in zip(out, expected):
+    for o, e in zip(out, expected, strict=True):
         assert_tensor_equal(o, e.astype(np.int64))
 
 
@@ -580,7 +581,7 @@ def test_nonzero_large_and_strided():
     rng = np.random.default_rng(2)
     a = rng.random((300, 2000)) < 0.1
     for view in (a, a.T, a[::-1, ::3]):
-        for o, e in zip(xrt.nonzero(xrt.asarray(view)), np.nonzero(view)):
+        for o, e in zip(xrt.nonzero(xrt.asarray(view)), np.nonzero(view), strict=True):
             assert_tensor_equal(o, e.astype(np.int64))
 
 
