@@ -11,14 +11,12 @@ void fill_kernel(const KernelCall& call);    // out[...] = attrs.value
 void arange_kernel(const KernelCall& call);  // out[i] = attrs.value + i * attrs.step
 void sum_kernel(const KernelCall& call);     // out = sum of in over attrs.axes (same dtype)
 
-/// Binary elementwise ops, a table: name -> scalar function per dtype category.
-struct BinaryOpEntry {
-  const char* name;
-  bool (*supports)(DType dtype);
-  void (*run)(const KernelCall& call);
-};
-extern const BinaryOpEntry kBinaryOps[];
-extern const int kNumBinaryOps;
+using KernelFnPtr = void (*)(const KernelCall& call);
+
+/// Elementwise kernels indexed by UnaryOp / BinaryOp (xpuruntime/elementwise.h).
+extern const KernelFnPtr kUnaryKernels[];
+extern const KernelFnPtr kBinaryKernels[];
+void where_kernel(const KernelCall& call);  // out = in0 ? in1 : in2
 
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);

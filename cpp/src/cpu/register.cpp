@@ -1,5 +1,6 @@
 // cpp/src/cpu/register.cpp: registers the built-in CPU kernels with the registry.
 #include "cpu/kernels.h"
+#include "xpuruntime/elementwise.h"
 #include "xpuruntime/registry.h"
 
 namespace xrt {
@@ -29,13 +30,23 @@ void register_cpu_kernels(KernelRegistry& r) {
   r.add(cpu_kernel("sum", "native", cpu::sum_kernel,
                    "pairwise/row-accumulating sum, fixed order",
                    [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
-  for (int i = 0; i < cpu::kNumBinaryOps; ++i) {
-    const cpu::BinaryOpEntry& op = cpu::kBinaryOps[i];
-    r.add(cpu_kernel(op.name, "native", op.run, "vectorised strided loop",
-                     [supports = op.supports](const DTypeSignature& s) {
-                       return supports(output_dtype(s));
+  // Elementwise: one kernel per row of the tables; the op definition has already checked
+  // the dtype category, `supports` repeats it so that the registry can answer for users.
+  for (int i = 0; i < num_unary_ops(); ++i) {
+    const ElementwiseInfo& info = unary_info(static_cast<UnaryOp>(i));
+    r.add(cpu_kernel(info.name, "native", cpu::kUnaryKernels[i], "vectorised strided loop",
+                     [accepts = info.accepts](const DTypeSignature& s) {
+                       return in_category(s.dtypes[0], accepts);
                      }));
   }
+  for (int i = 0; i < num_binary_ops(); ++i) {
+    const ElementwiseInfo& info = binary_info(static_cast<BinaryOp>(i));
+    r.add(cpu_kernel(info.name, "native", cpu::kBinaryKernels[i], "vectorised strided loop",
+                     [accepts = info.accepts](const DTypeSignature& s) {
+                       return in_category(s.dtypes[0], accepts);
+                     }));
+  }
+  r.add(cpu_kernel("where", "native", cpu::where_kernel, "select by a boolean mask"));
   r.add(cpu_kernel("matmul", "openblas", cpu::matmul_openblas,
                    "cblas ?gemm from scipy-openblas64",
                    [](const DTypeSignature& s) {
