@@ -79,5 +79,7 @@ __version__ = _core.__version__
 __array_api_version__ = "2025.12"
 
 from ._constants import e, inf, nan, newaxis, pi  # noqa: E402,F401
+from ._data_type_functions import can_cast, finfo, iinfo, isdtype  # noqa: E402,F401
+from ._info import __array_namespace_info__  # noqa: E402,F401
 
 _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)

@@ -1,11 +1,14 @@
-// cpp/src/cpu/binary_kernels.cpp: the binary elementwise kernels, one row per op of the
-// XRT_BINARY_OPS table, and `where`. Inputs arrive broadcast and cast to one dtype.
+// cpp/src/cpu/binary_kernels.cpp: the binary elementwise kernels that need no libm (the
+// libm ones are built per ISA in math_kernels.cpp), one entry per row of XRT_BINARY_OPS,
+// and `where`. Inputs arrive broadcast and cast to one dtype.
 #include "cpu/elementwise_loops.h"
 #include "cpu/kernels.h"
 #include "xpuruntime/elementwise.h"
 
 namespace xrt::cpu {
 namespace {
+
+using namespace baseline;
 
 // nextafter steps by the ulp of the stored type: for float16/bfloat16 that is a step of
 // the 16-bit pattern (sign-magnitude), not of the float it computes in.
@@ -47,14 +50,21 @@ struct Bytes16 { uint64_t lo, hi; };
 
 }  // namespace
 
+}  // namespace xrt::cpu
+
+namespace xrt::cpu::baseline {
 template <> struct BinaryApply<math::nextafter, Float16> {
   static Float16 apply(Float16 a, Float16 b) { return half_nextafter(a, b); }
 };
 template <> struct BinaryApply<math::nextafter, BFloat16> {
   static BFloat16 apply(BFloat16 a, BFloat16 b) { return half_nextafter(a, b); }
 };
+}  // namespace xrt::cpu::baseline
 
-#define XRT_BINARY_KERNEL(name, category, result) binary_kernel<math::name>,
+namespace xrt::cpu {
+
+#define XRT_BINARY_KERNEL(name, category, result) \
+  baseline::binary_entry<baseline::math::name, false>(),
 const KernelFnPtr kBinaryKernels[] = {XRT_BINARY_OPS(XRT_BINARY_KERNEL)};
 #undef XRT_BINARY_KERNEL
 
@@ -66,7 +76,7 @@ void where_kernel(const KernelCall& call) {
     case 8: return where_typed<uint64_t>(call);
     case 16: return where_typed<Bytes16>(call);
   }
-  throw_unsupported("where", call.out().dtype());
+  baseline::throw_unsupported("where", call.out().dtype());
 }
 
 }  // namespace xrt::cpu

@@ -5,14 +5,20 @@
 // loops the compiler vectorises; anything else walks byte strides.
 #pragma once
 #include <type_traits>
+#include <string>
 #include <utility>
 
 #include "cpu/dtype_dispatch.h"
 #include "cpu/loops.h"
 #include "cpu/scalar_math.h"
+#include "xpuruntime/errors.h"
 #include "xpuruntime/kernel.h"
 
 namespace xrt::cpu {
+using KernelFnPtr = void (*)(const KernelCall& call);
+}
+
+namespace xrt::cpu::XRT_ISA_NS {
 
 using detail::compute_t;
 
@@ -28,7 +34,10 @@ template <class Op, class C> inline constexpr bool unary_applicable =
 template <class Op, class C> inline constexpr bool binary_applicable =
     requires(C a, C b) { Op::apply(a, b); };
 
-[[noreturn]] void throw_unsupported(const char* what, DType dtype);
+[[noreturn]] inline void throw_unsupported(const char* what, DType dtype) {
+  throw TypeError(std::string(what) + " has no CPU kernel for " +
+                  std::string(dtype_info(dtype).name));
+}
 
 template <class Op, class T> void unary_typed(const KernelCall& call) {
   using C = compute_t<T>;
@@ -55,7 +64,15 @@ template <class Op> void unary_kernel(const KernelCall& call) {
   });
 }
 
-/// Applies Op on the compute type; Apply lets nextafter work on the stored 16-bit type.
+/// Table entries: a kernel for the ops of this translation unit's kind, nullptr for the
+/// others (libm ops live in math_kernels.cpp, the rest in unary/binary_kernels.cpp).
+template <class Op, bool Libm> constexpr KernelFnPtr unary_entry() {
+  if constexpr (math::LibmOp<Op> == Libm) return unary_kernel<Op>;
+  else return nullptr;
+}
+
+/// Applies Op on the compute type; specialised so that nextafter works on the stored
+/// 16-bit type.
 template <class Op, class T> struct BinaryApply {
   using C = compute_t<T>;
   static auto apply(T a, T b) { return Op::apply(C(a), C(b)); }
@@ -95,4 +112,9 @@ template <class Op> void binary_kernel(const KernelCall& call) {
   });
 }
 
-}  // namespace xrt::cpu
+template <class Op, bool Libm> constexpr KernelFnPtr binary_entry() {
+  if constexpr (math::LibmOp<Op> == Libm) return binary_kernel<Op>;
+  else return nullptr;
+}
+
+}  // namespace xrt::cpu::XRT_ISA_NS

@@ -13,9 +13,15 @@ void sum_kernel(const KernelCall& call);     // out = sum of in over attrs.axes 
 
 using KernelFnPtr = void (*)(const KernelCall& call);
 
-/// Elementwise kernels indexed by UnaryOp / BinaryOp (xpuruntime/elementwise.h).
+/// Elementwise kernels indexed by UnaryOp / BinaryOp (xpuruntime/elementwise.h); nullptr
+/// where the op calls libm: those come from the per-ISA tables below.
 extern const KernelFnPtr kUnaryKernels[];
 extern const KernelFnPtr kBinaryKernels[];
+namespace baseline { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+#ifdef XRT_X86_ISA_VARIANTS
+namespace avx2 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+namespace avx512 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+#endif
 void where_kernel(const KernelCall& call);  // out = in0 ? in1 : in2
 
 void matmul_native(const KernelCall& call);

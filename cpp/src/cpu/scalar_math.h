@@ -17,7 +17,13 @@
 
 #include "xpuruntime/scalar.h"
 
-namespace xrt::cpu::math {
+// The kernels are compiled once per target ISA (math_kernels*.cpp); each copy lives in its
+// own namespace so that the copies never merge at link time.
+#ifndef XRT_ISA_NS
+#define XRT_ISA_NS baseline
+#endif
+
+namespace xrt::cpu::XRT_ISA_NS::math {
 
 using detail::is_complex_v;
 
@@ -30,6 +36,10 @@ template <class C> concept Number = Int<C> || Real<C> || Complex<C>;
 template <class C> concept Inexact = Real<C> || Complex<C>;
 
 template <class C> C nan_of() { return std::numeric_limits<C>::quiet_NaN(); }
+
+/// Ops whose real kernels call libm: they are built per ISA against libmvec
+/// (math_kernels.cpp); every other op is built once (unary_kernels.cpp, binary_kernels.cpp).
+template <class Op> concept LibmOp = Op::uses_libm;
 
 // ---- Unary ---------------------------------------------------------------------------
 
@@ -44,6 +54,7 @@ struct abs {
 
 #define XRT_INEXACT_FN(op, fn)                                  \
   struct op {                                                   \
+    static constexpr bool uses_libm = true;                     \
     template <Inexact C> static C apply(C x) { return fn(x); }  \
   };
 XRT_INEXACT_FN(acos, std::acos)
@@ -64,6 +75,7 @@ XRT_INEXACT_FN(tanh, std::tanh)
 #undef XRT_INEXACT_FN
 
 struct expm1 {
+  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::expm1(x); }
   // Note: C has no cexpm1. For finite z = a + bi, expm1(z) = expm1(a) cos(b) - 2 sin²(b/2)
   // + i e^a sin(b) keeps the accuracy of expm1 near zero; for non-finite inputs the
@@ -84,6 +96,7 @@ struct expm1 {
 };
 
 struct log1p {
+  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::log1p(x); }
   // Note: log(1 + z) loses the digits of a small z; the real part is computed as
   // log1p(2a + a² + b²) / 2 where that is accurate, the imaginary part as atan2(b, 1 + a).
@@ -100,6 +113,7 @@ struct log1p {
 };
 
 struct log2 {
+  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::log2(x); }
   template <Complex C> static C apply(C z) {
     using R = typename C::value_type;
@@ -110,6 +124,7 @@ struct log2 {
 };
 
 struct log10 {
+  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::log10(x); }
   template <Complex C> static C apply(C z) {
     using R = typename C::value_type;
@@ -241,12 +256,14 @@ struct divide {
 };
 
 struct atan2 {
+  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C a, C b) { return std::atan2(a, b); }
 };
 struct copysign {
   template <Real C> static C apply(C a, C b) { return std::copysign(a, b); }
 };
 struct hypot {
+  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C a, C b) { return std::hypot(a, b); }
 };
 
@@ -257,6 +274,7 @@ struct nextafter {
 };
 
 struct logaddexp {
+  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C a, C b) {
     if (std::isnan(a) || std::isnan(b)) return nan_of<C>();
     if (a == b) return a + std::log(C(2));  // also +inf, +inf and -inf, -inf
@@ -396,6 +414,7 @@ struct remainder {
 };
 
 struct pow {
+  static constexpr bool uses_libm = true;
   // Integer powers by squaring, wrapping like the other integer ops. A negative exponent
   // has no integer result; the standard leaves it to the implementation: 1 / a rounded
   // towards zero (so 0 unless a is 1 or -1; 0 for a == 0 too, where there is no trap).
@@ -429,4 +448,4 @@ struct pow {
   }
 };
 
-}  // namespace xrt::cpu::math
+}  // namespace xrt::cpu::XRT_ISA_NS::math
