@@ -176,5 +176,6 @@ NB_MODULE(_core, m) {
   bind_convert(m);
   bind_elementwise(m);
   bind_function(m);
+  bind_reductions(m);
   bind_dispatch(m);
 }

@@ -4,12 +4,15 @@
 #include "xpuruntime/cpu.h"
 #include "xpuruntime/kernel.h"
 
+namespace xrt {
+class KernelRegistry;
+}
+
 namespace xrt::cpu {
 
 void copy_kernel(const KernelCall& call);    // out[...] = cast(in[...]), any strides
 void fill_kernel(const KernelCall& call);    // out[...] = attrs.value
 void arange_kernel(const KernelCall& call);  // out[i] = attrs.value + i * attrs.step
-void sum_kernel(const KernelCall& call);     // out = sum of in over attrs.axes (same dtype)
 
 using KernelFnPtr = void (*)(const KernelCall& call);
 
@@ -23,6 +26,9 @@ namespace avx2 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
 namespace avx512 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
 #endif
 void where_kernel(const KernelCall& call);  // out = in0 ? in1 : in2
+
+void register_reduction_kernels(KernelRegistry& registry);  // sum ... std, argmax, ...
+void register_scan_kernels(KernelRegistry& registry);       // cumulative_sum/prod, diff
 
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);
