@@ -20,6 +20,7 @@ from ._core import (  # noqa: E402,F401
     XpuRuntimeError,
     add,
     arange,
+    argsort,
     asarray,
     astype,
     bfloat16,
@@ -36,9 +37,12 @@ from ._core import (  # noqa: E402,F401
     int16,
     int32,
     int64,
+    isin,
     list_kernels,
     matmul,
     register_kernel,
+    searchsorted,
+    sort,
     sum,
     uint8,
     uint16,
@@ -61,6 +65,12 @@ from ._policy import (  # noqa: E402,F401
     get_kernel_policy,
     kernel_policy,
     set_kernel_policy,
+)
+from ._set_functions import (  # noqa: E402,F401
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
 )
 from ._tensor import _install  # noqa: E402
 
