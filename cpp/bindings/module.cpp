@@ -178,4 +178,5 @@ NB_MODULE(_core, m) {
   bind_function(m);
   bind_reductions(m);
   bind_dispatch(m);
+  bind_sorting(m);
 }

@@ -20,6 +20,7 @@ from ._core import (  # noqa: E402,F401
     XpuRuntimeError,
     add,
     arange,
+    argsort,
     asarray,
     astype,
     bfloat16,
@@ -36,9 +37,12 @@ from ._core import (  # noqa: E402,F401
     int16,
     int32,
     int64,
+    isin,
     list_kernels,
     matmul,
     register_kernel,
+    searchsorted,
+    sort,
     sum,
     uint8,
     uint16,
@@ -63,6 +67,12 @@ from ._policy import (  # noqa: E402,F401
     set_kernel_policy,
 )
 from . import _signatures  # noqa: E402
+from ._set_functions import (  # noqa: E402,F401
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from ._tensor import _install  # noqa: E402
 
 # The elementwise functions (and any other function of the standard implemented natively)

@@ -3,6 +3,7 @@
 #pragma once
 #include "xpuruntime/cpu.h"
 #include "xpuruntime/kernel.h"
+#include "xpuruntime/registry.h"
 
 namespace xrt {
 class KernelRegistry;
@@ -33,5 +34,7 @@ void register_scan_kernels(KernelRegistry& registry);       // cumulative_sum/pr
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);
 void matmul_openblas(const KernelCall& call);
+
+void register_sorting_kernels(KernelRegistry& registry);  // sort_kernels.cpp
 
 }  // namespace xrt::cpu
