@@ -46,5 +46,6 @@ void bind_elementwise(nb::module_& m);
 void bind_function(nb::module_& m);
 void bind_reductions(nb::module_& m);
 void bind_sorting(nb::module_& m);
+void bind_indexing(nb::module_& m);
 
 }  // namespace xrt::py

@@ -179,4 +179,5 @@ NB_MODULE(_core, m) {
   bind_reductions(m);
   bind_dispatch(m);
   bind_sorting(m);
+  bind_indexing(m);
 }

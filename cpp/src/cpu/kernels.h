@@ -31,6 +31,8 @@ void where_kernel(const KernelCall& call);  // out = in0 ? in1 : in2
 void register_reduction_kernels(KernelRegistry& registry);  // sum ... std, argmax, ...
 void register_scan_kernels(KernelRegistry& registry);       // cumulative_sum/prod, diff
 
+void register_index_kernels(KernelRegistry& registry);  // index_kernels.cpp
+
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);
 void matmul_openblas(const KernelCall& call);

@@ -73,6 +73,7 @@ void register_cpu_kernels(KernelRegistry& r) {
                    "blocked C++ (packed micro-kernel for float32/float64)",
                    [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
   cpu::register_sorting_kernels(r);
+  cpu::register_index_kernels(r);
 }
 
 }  // namespace xrt
