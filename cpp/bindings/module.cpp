@@ -174,5 +174,7 @@ NB_MODULE(_core, m) {
   bind_tensor(m);
   bind_dlpack(m);
   bind_convert(m);
+  bind_manipulation(m);
+  bind_creation(m);
   bind_dispatch(m);
 }
