@@ -18,7 +18,9 @@ inline bool is_int(nb::handle o) {
   return !PyBool_Check(o.ptr()) && (PyLong_Check(o.ptr()) || PyIndex_Check(o.ptr()));
 }
 
-inline bool is_int_sequence(nb::handle o) { return PyTuple_Check(o.ptr()) || PyList_Check(o.ptr()); }
+inline bool is_tuple_or_list(nb::handle o) {
+  return PyTuple_Check(o.ptr()) || PyList_Check(o.ptr());
+}
 
 /// An int argument; TypeError for other types (bool included), OverflowError past int64.
 inline int64_t int_arg(nb::handle o, const char* what) {
@@ -60,7 +62,7 @@ inline std::optional<int64_t> optional_int_arg(nb::handle o, const char* what) {
 /// An int or a tuple (or list) of ints, as Dims.
 inline Dims int_tuple_arg(nb::handle o, const char* what) {
   PyObject* p = o.ptr();
-  if (!is_int_sequence(o)) {
+  if (!is_tuple_or_list(o)) {
     if (!is_int(o))
       throw TypeError(std::string(what) + " must be an int or a tuple of ints, got " +
                       type_name_of(o));
@@ -92,7 +94,7 @@ inline const Tensor& tensor_arg(nb::handle o, const char* what) {
 
 /// A tuple or list of tensors.
 inline std::vector<Tensor> tensor_sequence_arg(nb::handle o, const char* what) {
-  if (!is_int_sequence(o))
+  if (!is_tuple_or_list(o))
     throw TypeError(std::string(what) + " must be a tuple or list of tensors, got " +
                     type_name_of(o));
   Py_ssize_t n = PySequence_Fast_GET_SIZE(o.ptr());
@@ -112,8 +114,10 @@ inline nb::tuple shape_tuple(const Dims& dims) {
 inline nb::tuple tensor_tuple(std::vector<Tensor> tensors) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(tensors.size()));
   nb::tuple result = nb::steal<nb::tuple>(t);
-  for (size_t i = 0; i < tensors.size(); ++i)
-    PyTuple_SET_ITEM(t, static_cast<Py_ssize_t>(i), nb::cast(std::move(tensors[i])).release().ptr());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    PyObject* item = nb::cast(std::move(tensors[i])).release().ptr();
+    PyTuple_SET_ITEM(t, static_cast<Py_ssize_t>(i), item);
+  }
   return result;
 }
 

@@ -43,7 +43,8 @@ void bind_creation(nb::module_& m) {
   m.def("ones_like", filled_like<1>, nb::arg("x"), nb::kw_only(),
         nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none());
   m.def("full_like", [](nb::handle x, nb::handle fill_value, nb::handle dtype, nb::handle device) {
-    return full_like(tensor_arg(x, "full_like: x"), fill_value_arg(fill_value, "full_like: fill_value"),
+    return full_like(tensor_arg(x, "full_like: x"),
+                     fill_value_arg(fill_value, "full_like: fill_value"),
                      optional_dtype_arg(dtype), optional_device_arg(device));
   }, nb::arg("x"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
      nb::arg("device").none() = nb::none());

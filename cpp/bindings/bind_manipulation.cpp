@@ -12,18 +12,20 @@ void bind_manipulation(nb::module_& m) {
     tensors.reserve(arrays.size());
     for (nb::handle a : arrays) tensors.push_back(tensor_arg(a, "broadcast_arrays: arrays"));
     return tensor_tuple(broadcast_arrays(tensors));
-  });
+  }, nb::arg("arrays"));
   m.def("broadcast_shapes", [](nb::args shapes) {
     std::vector<Dims> dims;
     dims.reserve(shapes.size());
     for (nb::handle s : shapes) dims.push_back(int_tuple_arg(s, "broadcast_shapes: shapes"));
     return shape_tuple(broadcast_shapes(dims));
-  });
+  }, nb::arg("shapes"));
   m.def("broadcast_to", [](nb::handle x, nb::handle shape) {
-    return broadcast_to(tensor_arg(x, "broadcast_to: x"), int_tuple_arg(shape, "broadcast_to: shape"));
+    return broadcast_to(tensor_arg(x, "broadcast_to: x"),
+                        int_tuple_arg(shape, "broadcast_to: shape"));
   }, nb::arg("x"), nb::arg("shape"));
   m.def("concat", [](nb::handle arrays, nb::handle axis) {
-    return concat(tensor_sequence_arg(arrays, "concat: arrays"), optional_int_arg(axis, "concat: axis"));
+    return concat(tensor_sequence_arg(arrays, "concat: arrays"),
+                  optional_int_arg(axis, "concat: axis"));
   }, nb::arg("arrays"), nb::kw_only(), nb::arg("axis").none() = 0);
   m.def("expand_dims", [](nb::handle x, nb::handle axis) {
     return expand_dims(tensor_arg(x, "expand_dims: x"), int_tuple_arg(axis, "expand_dims: axis"));
@@ -38,7 +40,8 @@ void bind_manipulation(nb::module_& m) {
                     int_tuple_arg(destination, "moveaxis: destination"));
   }, nb::arg("x"), nb::arg("source"), nb::arg("destination"));
   m.def("permute_dims", [](nb::handle x, nb::handle axes) {
-    return permute_dims(tensor_arg(x, "permute_dims: x"), int_tuple_arg(axes, "permute_dims: axes"));
+    return permute_dims(tensor_arg(x, "permute_dims: x"),
+                        int_tuple_arg(axes, "permute_dims: axes"));
   }, nb::arg("x"), nb::arg("axes"));
   m.def("repeat", [](nb::handle x, nb::handle repeats, nb::handle axis) {
     const Tensor& t = tensor_arg(x, "repeat: x");
@@ -58,7 +61,7 @@ void bind_manipulation(nb::module_& m) {
     std::optional<Dims> axes;
     if (!axis.is_none()) axes = int_tuple_arg(axis, "roll: axis");
     Dims shifts = int_tuple_arg(shift, "roll: shift");
-    if (!is_int(shift) && (!axes || !is_int_sequence(axis)))
+    if (!is_int(shift) && (!axes || !is_tuple_or_list(axis)))
       throw ValueError("roll: a tuple of shifts needs a tuple of axes of the same length");
     return roll(tensor_arg(x, "roll: x"), shifts, axes);
   }, nb::arg("x"), nb::arg("shift"), nb::kw_only(), nb::arg("axis").none() = nb::none());
