@@ -418,6 +418,18 @@ def test_repeat(case, data):
                         np.repeat(a, 2, axis=axis))
 
 
+def test_repeat_of_large_and_strided_inputs():
+    rng = np.random.default_rng(0)
+    a = rng.random((301, 517))[::-1, ::2]
+    counts = rng.integers(0, 4, a.shape[1])
+    assert_tensor_equal(xrt.repeat(xrt.asarray(a), xrt.asarray(counts), axis=1),
+                        np.repeat(a, counts, axis=1))
+    assert_tensor_equal(xrt.repeat(xrt.asarray(a), 3, axis=0), np.repeat(a, 3, axis=0))
+    assert_tensor_equal(xrt.repeat(xrt.asarray(a), 2), np.repeat(a, 2))
+    c = np.arange(200_000, dtype=np.complex128)
+    assert_tensor_equal(xrt.repeat(xrt.asarray(c), 2), np.repeat(c, 2))
+
+
 def test_repeat_errors():
     t = xrt.ones((2, 3))
     with pytest.raises(TypeError, match="integer dtype"):

@@ -2,8 +2,8 @@
 //
 // Views where the layout allows one (permute_dims, moveaxis, expand_dims, squeeze,
 // broadcast_to, broadcast_arrays, flip, unstack, reshape when the strides fit); copies
-// through the dispatched copy op otherwise (concat, stack, tile, repeat, roll), a few
-// strided copies per call and never one per element.
+// otherwise: concat, stack, tile and roll as a few strided copies through the dispatched
+// copy op (never one per element), repeat through its own dispatched op.
 //
 // Errors follow the standard: an axis out of range is an IndexError, repeated axes, shapes
 // that do not fit and impossible copy=False requests are ValueErrors, a `repeats` array of

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "xpuruntime/dispatcher.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/ops.h"
 
@@ -397,27 +398,38 @@ Tensor tile(const Tensor& x, const Dims& repetitions) {
   return out;
 }
 
+namespace {
+
+// Runs the repeat op: counts is an int64 array with one count per element of the axis,
+// or undefined for `repeats` everywhere.
+Tensor run_repeat(const Tensor& x, int axis, const Tensor& counts, int64_t repeats,
+                  int64_t total) {
+  static const OpId id = KernelRegistry::global().op_id("repeat");
+  Tensor source = contiguous(x);
+  Dims out_shape = x.shape();
+  out_shape[axis] = total;
+  Tensor out = empty(out_shape, x.dtype(), x.device());
+  if (out.numel() == 0) return out;
+  OpAttrs attrs;
+  attrs.axes = Dims{axis};
+  attrs.value = Scalar::from_int(repeats);
+  const Tensor* inputs[2] = {&source, &counts};
+  KernelCall call{inputs, counts.defined() ? 2 : 1, &out, 1, &attrs};
+  dispatch(id, call);
+  return out;
+}
+
+}  // namespace
+
 Tensor repeat(const Tensor& x, int64_t repeats, std::optional<int64_t> axis) {
   if (repeats < 0)
     throw ValueError("repeat: repeats must be non-negative, got " + std::to_string(repeats));
-  // Element j of the axis lands at positions [j * repeats, (j + 1) * repeats): the output,
-  // seen with one more axis of length `repeats` after that axis, is x broadcast along it.
-  Dims shape = x.shape(), strides = x.strides();
-  int after = axis ? axis_in("repeat", *axis, x.ndim()) + 1 : x.ndim();
-  shape.insert(after, repeats);
-  strides.insert(after, 0);
-  Dims out_shape;
-  if (axis) {
-    out_shape = x.shape();
-    out_shape[after - 1] *= repeats;
-  } else {
-    out_shape = Dims{x.numel() * repeats};
-  }
-  Tensor out = empty(out_shape, x.dtype(), x.device());
-  if (out.numel() == 0) return out;
-  Tensor dst = out.as_strided(shape, contiguous_strides(shape), 0);
-  copy_into(dst, x.as_strided(shape, std::move(strides), x.byte_offset()));
-  return out;
+  int a = axis ? axis_in("repeat", *axis, x.ndim()) : 0;
+  Tensor source = axis ? x : reshape(x, Dims{x.numel()}, std::nullopt);
+  int64_t total;
+  if (__builtin_mul_overflow(source.shape()[a], repeats, &total))
+    throw ValueError("repeat: the result would have more elements than an array can hold");
+  return run_repeat(source, a, Tensor(), repeats, total);
 }
 
 Tensor repeat(const Tensor& x, const Tensor& repeats, std::optional<int64_t> axis) {
@@ -437,9 +449,10 @@ Tensor repeat(const Tensor& x, const Tensor& repeats, std::optional<int64_t> axi
     throw ValueError("repeat: repeats has shape " + shape_str(repeats.shape()) + ", but the " +
                      (axis ? "axis has " : "flattened array has ") + std::to_string(size) +
                      " elements; it must have shape (1,) or (" + std::to_string(size) + ",)");
-  // The counts are needed on the host: they decide the output's shape.
-  Tensor counts = astype(to_device(repeats, kCPU), DType::Int64, true);
-  const int64_t* c = reinterpret_cast<const int64_t*>(counts.data());
+  // The counts are needed on the host too: they decide the output's shape.
+  Tensor counts = contiguous(astype(repeats, DType::Int64, false));
+  Tensor host_counts = to_device(counts, kCPU);
+  const int64_t* c = reinterpret_cast<const int64_t*>(host_counts.data());
   int64_t total = 0;
   for (int64_t i = 0; i < size; ++i) {
     if (c[i] < 0 && kind(repeats.dtype()) == DTypeKind::SignedInt)
@@ -448,16 +461,7 @@ Tensor repeat(const Tensor& x, const Tensor& repeats, std::optional<int64_t> axi
       throw ValueError("repeat: the repeats add up to more elements than an array can hold");
   }
   Tensor source = axis ? x : reshape(x, Dims{size}, std::nullopt);
-  Dims out_shape = source.shape();
-  out_shape[a] = total;
-  Tensor out = empty(out_shape, x.dtype(), x.device());
-  if (out.numel() == 0) return out;
-  for (int64_t i = 0, position = 0; i < size; position += c[i], ++i) {
-    if (c[i] == 0) continue;
-    Tensor dst = narrow(out, a, position, c[i]);
-    copy_into(dst, narrow(source, a, i, 1));  // broadcast along the axis
-  }
-  return out;
+  return run_repeat(source, a, counts, 0, total);
 }
 
 Tensor roll(const Tensor& x, const Dims& shifts, const std::optional<Dims>& axes) {

@@ -22,6 +22,7 @@ extern const BinaryOpEntry kBinaryOps[];
 extern const int kNumBinaryOps;
 
 void register_creation_kernels(KernelRegistry& registry);  // linspace, tril, triu
+void register_manipulation_kernels(KernelRegistry& registry);  // repeat
 
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);

@@ -46,6 +46,7 @@ void register_cpu_kernels(KernelRegistry& r) {
                    "blocked C++ (packed micro-kernel for float32/float64)",
                    [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
   cpu::register_creation_kernels(r);
+  cpu::register_manipulation_kernels(r);
 }
 
 }  // namespace xrt
