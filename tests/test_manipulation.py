@@ -109,6 +109,7 @@ def test_reshape_views_share_writes():
     ((4, -1), "size 6 into shape"),
     ((0, -1), "size 6"),
     ((2**40, 2**40, 0, 2**40), "size 6"),
+    ((2**32, 2**32), "size 6"),
 ])
 def test_reshape_errors(shape, message):
     with pytest.raises(ValueError, match=message):
@@ -121,6 +122,8 @@ def test_reshape_of_empty_arrays():
     with pytest.raises(ValueError):  # the -1 is ambiguous
         xrt.reshape(xrt.ones((0, 3)), (0, -1))
     assert xrt.reshape(xrt.ones((0, 3)), (-1,)).shape == (0,)
+    with pytest.raises(ValueError):  # 2**64 elements, not 0
+        xrt.reshape(xrt.ones((0, 3)), (2**32, 2**32))
 
 
 def test_reshape_argument_types():

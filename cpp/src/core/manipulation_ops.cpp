@@ -1,5 +1,5 @@
 // cpp/src/core/manipulation_ops.cpp: the manipulation functions: views computed from
-// shapes and strides, copies as a few strided copy_into calls.
+// shapes and strides, copies as a few strided copy_into calls or the repeat op.
 #include "xpuruntime/manipulation.h"
 
 #include <algorithm>
@@ -92,7 +92,7 @@ std::optional<Dims> reshape_strides(const Tensor& x, const Dims& shape) {
 Dims resolve_shape(const Tensor& x, const Dims& shape) {
   int infer = -1;
   int64_t known = 1;
-  bool overflow = false;
+  bool overflow = false, zero = false;
   for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       if (infer >= 0)
@@ -103,6 +103,7 @@ Dims resolve_shape(const Tensor& x, const Dims& shape) {
                        shape_str(shape));
     } else {
       overflow |= __builtin_mul_overflow(known, shape[i], &known);
+      zero |= shape[i] == 0;
     }
   }
   int64_t numel = x.numel();
@@ -110,7 +111,8 @@ Dims resolve_shape(const Tensor& x, const Dims& shape) {
     return ValueError("reshape: cannot reshape an array of size " + std::to_string(numel) +
                       " into shape " + shape_str(shape));
   };
-  if (overflow && known != 0) throw mismatch();
+  if (overflow && !zero) throw mismatch();
+  if (zero) known = 0;
   Dims out = shape;
   if (infer >= 0) {
     if (known == 0 || numel % known != 0) throw mismatch();
