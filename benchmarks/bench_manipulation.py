@@ -2,7 +2,7 @@
 and the host cost of the view functions on a 16-element array. Prints ratios (NumPy time /
 ours: above 1 means faster than NumPy); asserts nothing.
 
-    python benchmarks/bench_manipulation.py [--quick]
+    python benchmarks/bench_manipulation.py [--quick] [--threads N]
 
 NumPy and xpuruntime run alternately, round by round, and each keeps its best round, so
 load from other processes on the machine hits both sides alike.
@@ -82,7 +82,10 @@ def host_rows():
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--threads", type=int, help="threads of the CPU kernels")
     args = parser.parse_args()
+    if args.threads:
+        xrt.set_num_threads(args.threads)
     sizes = [10**3, 10**5, 10**7] if args.quick else [10**3, 10**4, 10**5, 10**6, 10**7]
     rounds = 3 if args.quick else 7
     print(f"threads: {xrt.num_threads()}")

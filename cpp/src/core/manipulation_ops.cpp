@@ -1,5 +1,5 @@
 // cpp/src/core/manipulation_ops.cpp: the manipulation functions: views computed from
-// shapes and strides, copies as a few strided copy_into calls or the repeat op.
+// shapes and strides, copies as a few dispatched strided copies or the repeat op.
 #include "xpuruntime/manipulation.h"
 
 #include <algorithm>
@@ -125,6 +125,15 @@ Dims resolve_shape(const Tensor& x, const Dims& shape) {
 }
 
 Tensor copy_of(const Tensor& x) { return astype(x, x.dtype(), true); }
+
+// dst[...] = src[...] through the dispatched copy op, for a dst this file just allocated
+// (writable, on src's device) and a src of exactly dst's shape: copy_into without its
+// checks and broadcast, which are a fair share of the cost of a small concat.
+void copy_piece(Tensor& dst, const Tensor& src) {
+  const Tensor* inputs[1] = {&src};
+  KernelCall call{inputs, 1, &dst, 1, nullptr};
+  dispatch(BuiltinOps::get().copy, call);
+}
 
 void check_devices(const char* op, const std::vector<Tensor>& arrays) {
   for (const Tensor& t : arrays)
@@ -291,7 +300,7 @@ Tensor reshape(const Tensor& x, const Dims& shape, std::optional<bool> copy) {
 
 // ---- Copies -----------------------------------------------------------------------------
 
-// Note: copy_into(dst, src) is one dispatched strided copy. The copy kernel merges axes
+// Note: copy_piece(dst, src) is one dispatched strided copy. The copy kernel merges axes
 // that are contiguous in both operands, so a contiguous input lands as one memcpy (split
 // into parallel chunks when it is large) whatever its rank.
 
@@ -309,7 +318,7 @@ Tensor concat(const std::vector<Tensor>& arrays, std::optional<int64_t> axis) {
       if (t.numel() == 0) continue;
       Tensor dst = out.as_strided(t.shape(), contiguous_strides(t.shape()),
                                   offset * static_cast<int64_t>(out.itemsize()));
-      copy_into(dst, t);
+      copy_piece(dst, t);
       offset += t.numel();
     }
     return out;
@@ -340,7 +349,7 @@ Tensor concat(const std::vector<Tensor>& arrays, std::optional<int64_t> axis) {
       continue;
     }
     Tensor dst = narrow(out, a, position, length);
-    copy_into(dst, t);
+    copy_piece(dst, t);
     position += length;
   }
   return out;
@@ -362,7 +371,7 @@ Tensor stack(const std::vector<Tensor>& arrays, int64_t axis) {
   if (out.numel() == 0) return out;
   for (size_t i = 0; i < arrays.size(); ++i) {
     Tensor dst = select(out, a, static_cast<int64_t>(i));
-    copy_into(dst, arrays[i]);
+    copy_piece(dst, arrays[i]);
   }
   return out;
 }
@@ -396,7 +405,7 @@ Tensor tile(const Tensor& x, const Dims& repetitions) {
     src_strides.push_back(strides[i]);
   }
   Tensor dst = out.as_strided(view_shape, std::move(dst_strides), 0);
-  copy_into(dst, x.as_strided(view_shape, std::move(src_strides), x.byte_offset()));
+  copy_piece(dst, x.as_strided(view_shape, std::move(src_strides), x.byte_offset()));
   return out;
 }
 
@@ -506,7 +515,7 @@ Tensor roll(const Tensor& x, const Dims& shifts, const std::optional<Dims>& axes
         src = narrow(src, d, 0, n - s);
       }
     }
-    copy_into(dst, src);
+    copy_piece(dst, src);
   }
   return out;
 }
