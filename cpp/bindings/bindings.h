@@ -47,5 +47,7 @@ void bind_function(nb::module_& m);
 void bind_reductions(nb::module_& m);
 void bind_sorting(nb::module_& m);
 void bind_indexing(nb::module_& m);
+void bind_manipulation(nb::module_& m);
+void bind_creation(nb::module_& m);
 
 }  // namespace xrt::py

@@ -177,6 +177,8 @@ NB_MODULE(_core, m) {
   bind_elementwise(m);
   bind_function(m);
   bind_reductions(m);
+  bind_manipulation(m);
+  bind_creation(m);
   bind_dispatch(m);
   bind_sorting(m);
   bind_indexing(m);

@@ -32,6 +32,8 @@ void register_reduction_kernels(KernelRegistry& registry);  // sum ... std, argm
 void register_scan_kernels(KernelRegistry& registry);       // cumulative_sum/prod, diff
 
 void register_index_kernels(KernelRegistry& registry);  // index_kernels.cpp
+void register_creation_kernels(KernelRegistry& registry);  // linspace, tril, triu
+void register_manipulation_kernels(KernelRegistry& registry);  // repeat
 
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);

@@ -74,6 +74,8 @@ void register_cpu_kernels(KernelRegistry& r) {
                    [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
   cpu::register_sorting_kernels(r);
   cpu::register_index_kernels(r);
+  cpu::register_creation_kernels(r);
+  cpu::register_manipulation_kernels(r);
 }
 
 }  // namespace xrt
