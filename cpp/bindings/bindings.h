@@ -44,5 +44,6 @@ void bind_dispatch(nb::module_& m);
 void bind_convert(nb::module_& m);
 void bind_elementwise(nb::module_& m);
 void bind_function(nb::module_& m);
+void bind_fft(nb::module_& m);
 
 }  // namespace xrt::py

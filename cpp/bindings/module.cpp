@@ -177,4 +177,5 @@ NB_MODULE(_core, m) {
   bind_elementwise(m);
   bind_function(m);
   bind_dispatch(m);
+  bind_fft(m);
 }

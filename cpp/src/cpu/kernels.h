@@ -3,6 +3,7 @@
 #pragma once
 #include "xpuruntime/cpu.h"
 #include "xpuruntime/kernel.h"
+#include "xpuruntime/registry.h"
 
 namespace xrt::cpu {
 
@@ -27,5 +28,7 @@ void where_kernel(const KernelCall& call);  // out = in0 ? in1 : in2
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);
 void matmul_openblas(const KernelCall& call);
+
+void register_fft_kernels(KernelRegistry& registry);  // fft_kernels.cpp
 
 }  // namespace xrt::cpu
