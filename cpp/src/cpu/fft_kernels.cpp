@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <initializer_list>
+#include <memory>
 #include <vector>
 
 #include "cpu/dtype_dispatch.h"
@@ -50,6 +52,49 @@ template <class T> void store(char* p, Complex v) {
 }
 template <class T> void store(char* p, double v) { *reinterpret_cast<T*>(p) = static_cast<T>(v); }
 
+// Scratch memory for one task, taken from a per-thread cache. Fresh buffers of a long
+// transform (tens of MB) page-fault on first touch, which costs about as much as the FFT
+// passes; reusing the thread's last block avoids that. Blocks up to kKeepBytes are kept
+// for the next call on the thread, larger ones are freed.
+class ScratchBuffer {
+ public:
+  explicit ScratchBuffer(size_t bytes) : bytes_(bytes) {
+    if (cached_ && cached_bytes_ >= bytes) {
+      block_ = std::move(cached_), bytes_ = cached_bytes_;
+    } else {
+      block_.reset(new char[bytes]);
+    }
+  }
+  ~ScratchBuffer() {
+    if (bytes_ <= kKeepBytes && (!cached_ || cached_bytes_ < bytes_))
+      cached_ = std::move(block_), cached_bytes_ = bytes_;
+  }
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+
+  /// The next `count` values of type T, 64-byte aligned within the block.
+  template <class T> T* take(int64_t count) {
+    size_t start = (used_ + 63) / 64 * 64;
+    used_ = start + static_cast<size_t>(count) * sizeof(T);
+    return reinterpret_cast<T*>(block_.get() + start);
+  }
+  /// Bytes to ask for to take() these many values of each type.
+  static size_t bytes_for(std::initializer_list<size_t> sizes) {
+    size_t total = 0;
+    for (size_t s : sizes) total += (s + 63) / 64 * 64;
+    return total + 64;
+  }
+
+ private:
+  static constexpr size_t kKeepBytes = size_t{64} << 20;
+  static thread_local std::unique_ptr<char[]> cached_;
+  static thread_local size_t cached_bytes_;
+  std::unique_ptr<char[]> block_;
+  size_t bytes_, used_ = 0;
+};
+thread_local std::unique_ptr<char[]> ScratchBuffer::cached_;
+thread_local size_t ScratchBuffer::cached_bytes_ = 0;
+
 Tensor drop_axis(const Tensor& t, int axis) {
   Dims shape, strides;
   for (int d = 0; d < t.ndim(); ++d)
@@ -79,18 +124,23 @@ void transform_lines(const Tensor& in, const Tensor& out, int axis, int64_t buf_
   const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(double(kTaskWork) / line_cost));
 
   parallel_for(batch.numel, grain, [&](int64_t begin, int64_t end) {
-    std::vector<Buf> bufs(static_cast<size_t>(group * buf_len));
-    std::vector<Res> spaces(static_cast<size_t>(group * res_len));
-    std::vector<Complex> works(static_cast<size_t>(group * work_len));
+    // Uninitialised: every value is written before it is read.
+    const size_t buf_bytes = static_cast<size_t>(group * buf_len) * sizeof(Buf);
+    const size_t space_bytes = static_cast<size_t>(group * res_len) * sizeof(Res);
+    const size_t work_bytes = static_cast<size_t>(group * work_len) * sizeof(Complex);
+    ScratchBuffer scratch(ScratchBuffer::bytes_for({buf_bytes, space_bytes, work_bytes}));
+    Buf* bufs = scratch.take<Buf>(group * buf_len);
+    Res* spaces = scratch.take<Res>(group * res_len);
+    Complex* works = scratch.take<Complex>(group * work_len);
     const Res* results[kMaxGroup];
     auto run_group = [&](const char* src, int64_t src_next, char* dst, int64_t dst_next, int g) {
       for (int64_t t = 0; t < in_len; ++t)
         for (int b = 0; b < g; ++b)
           bufs[b * buf_len + t] = load<Buf, In>(src + b * src_next + t * in_step);
       for (int b = 0; b < g; ++b) {
-        Buf* buf = bufs.data() + b * buf_len;
+        Buf* buf = bufs + b * buf_len;
         std::fill(buf + in_len, buf + buf_len, Buf{});
-        results[b] = compute(buf, spaces.data() + b * res_len, works.data() + b * work_len);
+        results[b] = compute(buf, spaces + b * res_len, works + b * work_len);
       }
       for (int64_t t = 0; t < out_len; ++t)
         for (int b = 0; b < g; ++b)
@@ -174,12 +224,11 @@ void fft_c2r_kernel(const KernelCall& call) {
     using In = typename decltype(in)::type;
     using Out = typename decltype(out)::type;
     transform_lines<In, Out, Complex, double>(
-        call.in(0), call.out(), p.axis, half, p.n, plan->work_size(), p.scale,
-        [&](Complex* data, double* space, Complex* work) -> const double* {
+        call.in(0), call.out(), p.axis, half, 0, plan->work_size(), p.scale,
+        [&](Complex* data, double*, Complex* work) -> const double* {
           if (!p.inverse)
             for (int64_t k = 0; k < half; ++k) data[k] = fft::conj(data[k]);
-          plan->inverse(data, space, work);
-          return space;
+          return plan->inverse(data, work);
         });
   });
 }

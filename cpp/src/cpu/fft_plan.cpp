@@ -12,11 +12,13 @@
 // O(eps log n), as in NumPy's pocketfft.
 #include "cpu/fft_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <list>
 #include <mutex>
 #include <utility>
 
+#include "cpu/thread_pool.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::cpu::fft {
@@ -36,6 +38,16 @@ class RootTable {
   Complex operator()(int64_t m) const {
     m %= n_;
     return coarse_[static_cast<size_t>(m / step_)] * fine_[static_cast<size_t>(m % step_)];
+  }
+  /// out[i] = (*this)(i * stride) for i < count, where (count-1) * stride < n: the index
+  /// is stepped as (coarse, fine) digits, without a division per root.
+  void fill(int64_t stride, int64_t count, Complex* out) const {
+    const int64_t dq = stride / step_, dr = stride % step_;
+    for (int64_t i = 0, q = 0, r = 0; i < count; ++i) {
+      out[i] = coarse_[static_cast<size_t>(q)] * fine_[static_cast<size_t>(r)];
+      q += dq, r += dr;
+      if (r >= step_) r -= step_, ++q;
+    }
   }
 
  private:
@@ -110,21 +122,34 @@ template <bool inverse> struct Radix5 {
   }
 };
 
+// What one pass reads and writes, and the part of it one call computes: sub-transforms
+// k in [k_begin, k_end), points i in [i_begin, i_end) of each. Every (k, i) is independent
+// of the others, which is what lets a long transform split a pass over the thread pool.
+struct PassRange {
+  int64_t l1, ido;
+  const Complex* tw;
+  const Complex* cc;
+  Complex* ch;
+  int64_t k_begin, k_end, i_begin, i_end;
+};
+
 // One Stockham pass. Input cc[i + ido*(j + R*k)], output ch[i + ido*(k + l1*j)]: leg j of
 // sub-transform k becomes sub-transform j of the next pass, multiplied by its twiddle.
-template <bool inverse, class Butterfly>
-void pass(int64_t l1, int64_t ido, const Complex* tw, const Complex* cc, Complex* ch) {
+template <bool inverse, class Butterfly> void pass(const PassRange& r) {
   constexpr int R = Butterfly::R;
   const Butterfly butterfly;
-  const int64_t out_stride = ido * l1;
-  for (int64_t k = 0; k < l1; ++k) {
-    const Complex* in = cc + k * ido * R;
-    Complex* out = ch + k * ido;
+  const int64_t ido = r.ido, out_stride = ido * r.l1;
+  const Complex* tw = r.tw;
+  for (int64_t k = r.k_begin; k < r.k_end; ++k) {
+    const Complex* in = r.cc + k * ido * R;
+    Complex* out = r.ch + k * ido;
     Complex a[R], b[R];
-    for (int j = 0; j < R; ++j) a[j] = in[ido * j];
-    butterfly(a, b);
-    for (int j = 0; j < R; ++j) out[out_stride * j] = b[j];  // i = 0: twiddles are 1
-    for (int64_t i = 1; i < ido; ++i) {
+    if (r.i_begin == 0) {  // i = 0: the twiddles are 1
+      for (int j = 0; j < R; ++j) a[j] = in[ido * j];
+      butterfly(a, b);
+      for (int j = 0; j < R; ++j) out[out_stride * j] = b[j];
+    }
+    for (int64_t i = std::max<int64_t>(r.i_begin, 1); i < r.i_end; ++i) {
       for (int j = 0; j < R; ++j) a[j] = in[i + ido * j];
       butterfly(a, b);
       out[i] = b[0];
@@ -134,17 +159,18 @@ void pass(int64_t l1, int64_t ido, const Complex* tw, const Complex* cc, Complex
   }
 }
 
-// The same pass for any odd radix, O(R) work per point. roots[m] = exp(2πi m / R);
-// `a` is scratch for R values.
-template <bool inverse>
-void pass_generic(int R, const Complex* roots, int64_t l1, int64_t ido, const Complex* tw,
-                  const Complex* cc, Complex* ch, Complex* a) {
+// The same pass for any odd radix, O(R) work per point. roots[m] = exp(2πi m / R).
+template <bool inverse> void pass_generic(int R, const Complex* roots, const PassRange& r) {
   const int half = (R - 1) / 2;
-  const int64_t out_stride = ido * l1;
-  for (int64_t k = 0; k < l1; ++k) {
-    const Complex* in = cc + k * ido * R;
-    Complex* out = ch + k * ido;
-    for (int64_t i = 0; i < ido; ++i) {
+  const int64_t ido = r.ido, out_stride = ido * r.l1;
+  const Complex* tw = r.tw;
+  Complex on_stack[128];
+  std::vector<Complex> on_heap(R > 128 ? R : 0);
+  Complex* a = R > 128 ? on_heap.data() : on_stack;
+  for (int64_t k = r.k_begin; k < r.k_end; ++k) {
+    const Complex* in = r.cc + k * ido * R;
+    Complex* out = r.ch + k * ido;
+    for (int64_t i = r.i_begin; i < r.i_end; ++i) {
       auto store = [&](int j, Complex v) {
         out[i + out_stride * j] = i == 0 ? v : twiddle<inverse>(v, tw[(j - 1) * ido + i]);
       };
@@ -316,8 +342,7 @@ ComplexPlan::ComplexPlan(int64_t n) : n_(n) {
   for (int radix : factors) {
     Pass p{radix, l1, n / (l1 * radix), {}, {}};
     p.twiddles.resize(static_cast<size_t>((radix - 1) * p.ido));
-    for (int j = 1; j < radix; ++j)
-      for (int64_t i = 0; i < p.ido; ++i) p.twiddles[(j - 1) * p.ido + i] = roots(j * l1 * i);
+    for (int j = 1; j < radix; ++j) roots.fill(j * l1, p.ido, &p.twiddles[(j - 1) * p.ido]);
     if (radix > 5)
       for (int j = 0; j < radix; ++j) p.roots.push_back(unit_root(j, radix));
     passes_.push_back(std::move(p));
@@ -326,10 +351,7 @@ ComplexPlan::ComplexPlan(int64_t n) : n_(n) {
 }
 
 int64_t ComplexPlan::work_size() const {
-  if (inner_) return 2 * m_;  // the inner plan is a Stockham plan: its work is m_
-  int extra = 0;
-  for (const Pass& p : passes_) extra = std::max(extra, p.radix > 5 ? p.radix : 0);
-  return n_ + extra;
+  return inner_ ? 2 * m_ : n_;  // the inner plan is a Stockham plan: its work is m_
 }
 
 int64_t ComplexPlan::bytes() const {
@@ -343,19 +365,34 @@ Complex* ComplexPlan::run(Complex* data, Complex* work, bool inverse) const {
   return inverse ? run_passes<true>(data, work) : run_passes<false>(data, work);
 }
 
+// A long transform splits each pass over the thread pool, along k when there are many
+// sub-transforms and along i otherwise. Every output value is computed the same way
+// whatever the split, so results do not depend on the thread count. (Inside a task of a
+// batched transform, parallel_for runs inline.)
 template <bool inverse> Complex* ComplexPlan::run_passes(Complex* data, Complex* work) const {
+  constexpr int64_t kSplitLength = int64_t{1} << 15;  // shorter transforms run whole
+  constexpr int64_t kChunkPoints = int64_t{1} << 14;
   Complex* in = data;
   Complex* out = work;
-  Complex* scratch = work + n_;
   for (const Pass& p : passes_) {
-    const Complex* tw = p.twiddles.data();
-    switch (p.radix) {
-      case 2: pass<inverse, Radix2<inverse>>(p.l1, p.ido, tw, in, out); break;
-      case 3: pass<inverse, Radix3<inverse>>(p.l1, p.ido, tw, in, out); break;
-      case 4: pass<inverse, Radix4<inverse>>(p.l1, p.ido, tw, in, out); break;
-      case 5: pass<inverse, Radix5<inverse>>(p.l1, p.ido, tw, in, out); break;
-      default:
-        pass_generic<inverse>(p.radix, p.roots.data(), p.l1, p.ido, tw, in, out, scratch);
+    auto compute = [&](int64_t k_begin, int64_t k_end, int64_t i_begin, int64_t i_end) {
+      PassRange r{p.l1, p.ido, p.twiddles.data(), in, out, k_begin, k_end, i_begin, i_end};
+      switch (p.radix) {
+        case 2: return pass<inverse, Radix2<inverse>>(r);
+        case 3: return pass<inverse, Radix3<inverse>>(r);
+        case 4: return pass<inverse, Radix4<inverse>>(r);
+        case 5: return pass<inverse, Radix5<inverse>>(r);
+        default: return pass_generic<inverse>(p.radix, p.roots.data(), r);
+      }
+    };
+    if (n_ < kSplitLength) {
+      compute(0, p.l1, 0, p.ido);
+    } else if (p.l1 >= p.ido) {
+      parallel_for(p.l1, std::max<int64_t>(1, kChunkPoints / (p.ido * p.radix)),
+                   [&](int64_t b, int64_t e) { compute(b, e, 0, p.ido); });
+    } else {
+      parallel_for(p.ido, std::max<int64_t>(1, kChunkPoints / (p.l1 * p.radix)),
+                   [&](int64_t b, int64_t e) { compute(0, p.l1, b, e); });
     }
     std::swap(in, out);
   }
@@ -382,7 +419,8 @@ template <bool inverse> Complex* ComplexPlan::run_bluestein(Complex* data, Compl
 
 // ---- RealPlan ------------------------------------------------------------------------------
 //
-// Even n = 2h: the real sequence is read as h complex values z[m] = x[2m] + i x[2m+1].
+// Even n = 2h: the real sequence is read as h complex values z[m] = x[2m] + i x[2m+1]
+// (the same memory: Complex is two adjacent doubles).
 // With Z = DFT_h(z), the DFTs of the even and odd samples are
 //   E[k] = (Z[k] + conj Z[h-k]) / 2,   O[k] = (Z[k] - conj Z[h-k]) / 2i,
 // and X[k] = E[k] + exp(-2πi k/n) O[k] for k = 0..h (Z[h] meaning Z[0]). The inverse runs
@@ -393,7 +431,8 @@ RealPlan::RealPlan(int64_t n) : n_(n) {
   if (n % 2 == 0) {
     plan_ = complex_plan(n / 2);
     RootTable roots(n);
-    for (int64_t k = 0; k <= n / 2; ++k) twiddles_.push_back(roots(k));
+    twiddles_.resize(static_cast<size_t>(n / 2 + 1));
+    roots.fill(1, n / 2 + 1, twiddles_.data());
   } else {
     plan_ = complex_plan(n);
   }
@@ -403,19 +442,17 @@ int64_t RealPlan::work_size() const { return plan_->size() + plan_->work_size();
 
 int64_t RealPlan::bytes() const { return table_bytes(twiddles_); }
 
-void RealPlan::forward(const double* x, Complex* out, Complex* work) const {
-  Complex* z = work;
-  Complex* scratch = work + plan_->size();
+void RealPlan::forward(double* x, Complex* out, Complex* work) const {
   if (n_ % 2 == 1) {
+    Complex* z = work;
     for (int64_t t = 0; t < n_; ++t) z[t] = Complex{x[t], 0.0};
-    Complex* r = plan_->run(z, scratch, false);
+    Complex* r = plan_->run(z, work + n_, false);
     for (int64_t k = 0; k <= n_ / 2; ++k) out[k] = r[k];
     out[0].im = 0.0;
     return;
   }
   const int64_t h = n_ / 2;
-  for (int64_t m = 0; m < h; ++m) z[m] = Complex{x[2 * m], x[2 * m + 1]};
-  const Complex* Z = plan_->run(z, scratch, false);
+  const Complex* Z = plan_->run(reinterpret_cast<Complex*>(x), work, false);
   out[0] = Complex{Z[0].re + Z[0].im, 0.0};
   out[h] = Complex{Z[0].re - Z[0].im, 0.0};
   for (int64_t k = 1; k < h; ++k) {
@@ -426,7 +463,7 @@ void RealPlan::forward(const double* x, Complex* out, Complex* work) const {
   }
 }
 
-void RealPlan::inverse(const Complex* in, double* x, Complex* work) const {
+const double* RealPlan::inverse(Complex* in, Complex* work) const {
   Complex* z = work;
   Complex* scratch = work + plan_->size();
   if (n_ % 2 == 1) {
@@ -436,8 +473,9 @@ void RealPlan::inverse(const Complex* in, double* x, Complex* work) const {
       z[n_ - k] = conj(in[k]);
     }
     const Complex* r = plan_->run(z, scratch, true);
+    double* x = reinterpret_cast<double*>(in);  // n+1 doubles, no longer needed as input
     for (int64_t t = 0; t < n_; ++t) x[t] = r[t].re;
-    return;
+    return x;
   }
   // 2 E[k] + 2i O[k] with E, O from X as above; the factor 2 is the one the
   // unnormalised inverse of length h misses against length n.
@@ -448,11 +486,7 @@ void RealPlan::inverse(const Complex* in, double* x, Complex* work) const {
     Complex a = in[k], b = conj(in[h - k]);
     z[k] = (a + b) + times_i<true>((a - b) * twiddles_[k]);
   }
-  const Complex* r = plan_->run(z, scratch, true);
-  for (int64_t m = 0; m < h; ++m) {
-    x[2 * m] = r[m].re;
-    x[2 * m + 1] = r[m].im;
-  }
+  return reinterpret_cast<const double*>(plan_->run(z, scratch, true));
 }
 
 std::shared_ptr<const ComplexPlan> complex_plan(int64_t n) { return cached_plan<ComplexPlan>(n); }

@@ -73,11 +73,12 @@ class RealPlan {
   explicit RealPlan(int64_t n);
   int64_t size() const { return n_; }
   int64_t work_size() const;
-  /// out[0, n/2] = sum_t x[t] exp(-2πi k t / n), unnormalised.
-  void forward(const double* x, Complex* out, Complex* work) const;
-  /// x[0, n) = sum_k X[k] exp(+2πi k t / n) over the Hermitian extension X of in[0, n/2].
-  /// The imaginary parts of in[0] and (even n) in[n/2] are ignored, as in NumPy.
-  void inverse(const Complex* in, double* x, Complex* work) const;
+  /// out[0, n/2] = sum_t x[t] exp(-2πi k t / n), unnormalised. Overwrites x.
+  void forward(double* x, Complex* out, Complex* work) const;
+  /// x[0, n) = sum_k X[k] exp(+2πi k t / n) over the Hermitian extension X of in[0, n/2];
+  /// returns x, which lies in `in` or `work` (both are overwritten). The imaginary parts of
+  /// in[0] and (even n) in[n/2] are ignored, as in NumPy.
+  const double* inverse(Complex* in, Complex* work) const;
   int64_t bytes() const;
 
  private:
