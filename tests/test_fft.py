@@ -269,6 +269,16 @@ def test_nd_round_trip_with_odd_last_axis():
     assert_close(back, a, "float64")
 
 
+@pytest.mark.parametrize("func", ["fftn", "ifftn", "rfftn", "irfftn"])
+def test_inputs_are_left_untouched(func):
+    """The n-d transforms overwrite their own intermediates, never the input."""
+    a = random_array(6, (4, 6, 5), "float64" if func == "rfftn" else "complex128")
+    t = tensor(a.copy())
+    getattr(xrt.fft, func)(t)
+    getattr(xrt.fft, func)(t, s=(4, 6, 5), axes=(0, 1, 2))
+    assert_tensor_equal(t, a)
+
+
 def test_empty_axes():
     a = random_array(0, (3, 4), "float32")
     assert_close(xrt.fft.fftn(tensor(a), axes=()), a.astype(np.complex64), "complex64")
@@ -293,6 +303,9 @@ def test_frequencies_defaults_and_device():
     assert_tensor_equal(xrt.fft.fftfreq(4), np.array([0.0, 0.25, -0.5, -0.25]))
     assert_tensor_equal(xrt.fft.rfftfreq(5, d=0.5, device="cpu"), np.fft.rfftfreq(5, d=0.5))
     assert xrt.fft.fftfreq(3, device=xrt.Device("cpu")).device == xrt.Device("cpu")
+    # A NumPy scalar spacing is taken as its exact value (NumPy computes n*d in float32).
+    d = np.float32(0.1)
+    assert_tensor_equal(xrt.fft.fftfreq(6, d=d), np.fft.fftfreq(6, d=float(d)))
 
 
 # ------------------------------------------------------------ shifts
@@ -394,6 +407,9 @@ def test_argument_errors():
         xrt.fft.fftfreq(0)
     with pytest.raises(ValueError, match="must not be zero"):
         xrt.fft.rfftfreq(4, d=0.0)
+    for bad_d in (True, 1j, "1"):
+        with pytest.raises(TypeError, match="d must be a real number"):
+            xrt.fft.fftfreq(4, d=bad_d)
 
 
 SPEC_SIGNATURES = {

@@ -52,8 +52,10 @@ FftNorm norm_arg(nb::handle obj) {
   return fft_norm_from_name(nb::cast<std::string>(obj));
 }
 
+// A Python int or float, or anything with __float__ (NumPy scalars); not bool or complex.
 double spacing_arg(nb::handle obj) {
-  if (PyBool_Check(obj.ptr()) || !(PyFloat_Check(obj.ptr()) || PyIndex_Check(obj.ptr())))
+  if (PyBool_Check(obj.ptr()) || PyComplex_Check(obj.ptr()) ||
+      !(PyIndex_Check(obj.ptr()) || PyObject_HasAttrString(obj.ptr(), "__float__")))
     throw TypeError("d must be a real number, got " + std::string(nb::repr(obj).c_str()));
   double d = PyFloat_AsDouble(obj.ptr());
   if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();

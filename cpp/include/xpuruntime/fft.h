@@ -49,7 +49,9 @@ Tensor fftshift(const Tensor& x, const std::optional<Dims>& axes);
 Tensor ifftshift(const Tensor& x, const std::optional<Dims>& axes);
 
 /// What the fft_c2c / fft_r2c / fft_c2r kernels receive. The input holds min(M, needed)
-/// elements along `axis` (the kernel zero-pads the rest); the output is allocated.
+/// elements along `axis` (the kernel zero-pads the rest); the output is allocated, or is
+/// the input itself (n-d transforms reuse their intermediates): a kernel reads each line
+/// whole before it writes that line.
 ///   c2c: out[k] = scale * sum_t in[t] exp(∓2πi k t / n)           (- forward, + inverse)
 ///   r2c: out[0..n/2] as c2c, for real input
 ///   c2r: out[t] (real, n values) as c2c over the Hermitian extension of in[0..n/2]

@@ -90,8 +90,11 @@ constexpr Transform kFft{"fft", Kind::C2C, false}, kIfft{"ifft", Kind::C2C, true
     kRfft{"rfft", Kind::R2C, false}, kIhfft{"ihfft", Kind::R2C, true},
     kIrfft{"irfft", Kind::C2R, true}, kHfft{"hfft", Kind::C2R, false};
 
+// in_place: x is an intermediate of an n-d transform that nothing else sees; when the
+// result has its dtype and shape it is written over x (the kernels read each line whole
+// before writing it), which saves an allocation per axis.
 Tensor transform(const Transform& t, const Tensor& x, std::optional<int64_t> n, int64_t axis,
-                 FftNorm norm) {
+                 FftNorm norm, bool in_place = false) {
   check_dtype(x.dtype(), t.name, t.kind == Kind::R2C);
   int a = normalize_axis(axis, x.ndim());
   int64_t size = x.shape()[a];
@@ -114,7 +117,8 @@ Tensor transform(const Transform& t, const Tensor& x, std::optional<int64_t> n, 
   Tensor input = x.as_strided(in_shape, x.strides(), x.byte_offset());
   Dims out_shape = x.shape();
   out_shape[a] = out_length;
-  Tensor out = empty(out_shape, out_dtype, x.device());
+  bool reuse = in_place && out_dtype == x.dtype() && out_shape == x.shape() && x.is_contiguous();
+  Tensor out = reuse ? x : empty(out_shape, out_dtype, x.device());
 
   OpAttrs attrs = FftParams{a, length, t.inverse, norm_scale(norm, length, t.inverse)}.to_attrs();
   const FftOps& ops = FftOps::get();
@@ -173,7 +177,8 @@ Tensor c2c_nd(const Transform& t, const Tensor& x, const std::optional<Dims>& s,
   NdArgs args = nd_args(x, s, axes, t.name, false);
   if (args.axes.empty()) return astype(x, complex_of(x.dtype()), true);
   Tensor y = x;
-  for (int i = args.axes.size() - 1; i >= 0; --i) y = transform(t, y, args.s[i], args.axes[i], norm);
+  for (int i = args.axes.size() - 1; i >= 0; --i)
+    y = transform(t, y, args.s[i], args.axes[i], norm, /*in_place=*/i < args.axes.size() - 1);
   return y;
 }
 
@@ -277,7 +282,7 @@ Tensor rfftn(const Tensor& x, const std::optional<Dims>& s, const std::optional<
   size_t last = args.axes.size() - 1;
   Tensor y = transform(kRfft, x, args.s[last], args.axes[last], norm);
   for (int i = static_cast<int>(last) - 1; i >= 0; --i)
-    y = transform(kFft, y, args.s[i], args.axes[i], norm);
+    y = transform(kFft, y, args.s[i], args.axes[i], norm, /*in_place=*/true);
   return y;
 }
 
@@ -289,7 +294,7 @@ Tensor irfftn(const Tensor& x, const std::optional<Dims>& s, const std::optional
   size_t last = args.axes.size() - 1;
   Tensor y = x;
   for (int i = static_cast<int>(last) - 1; i >= 0; --i)
-    y = transform(kIfft, y, args.s[i], args.axes[i], norm);
+    y = transform(kIfft, y, args.s[i], args.axes[i], norm, /*in_place=*/static_cast<size_t>(i) + 1 < last);
   return transform(kIrfft, y, args.s[last], args.axes[last], norm);
 }
 
