@@ -102,7 +102,8 @@ def test_real_input_transforms_match_numpy(func, data):
 def test_hermitian_input_transforms_match_numpy(func, data):
     a, axis = data.draw(lines())
     default_ok = a.shape[axis] > 1  # n = 2*(M-1) must be at least 1
-    n = data.draw(st.integers(1, 2 * a.shape[axis] + 3) | (st.none() if default_ok else st.nothing()))
+    n_values = st.integers(1, 2 * a.shape[axis] + 3)
+    n = data.draw(n_values | st.none() if default_ok else n_values)
     norm = data.draw(norms)
     t = getattr(xrt.fft, func)(tensor(a), n=n, axis=axis, norm=norm)
     expected = getattr(np.fft, func)(widened(a), n=n, axis=axis, norm=norm)
@@ -166,17 +167,21 @@ def test_axis_of_a_larger_array_matches_numpy():
                      "complex64")
 
 
-def test_results_do_not_depend_on_thread_count():
-    a = random_array(3, (64, 1000), "complex128")
+@pytest.mark.parametrize("shape, axis", [((64, 1000), 0),   # a batch split over threads
+                                         ((3 * 2**15,), 0),  # one transform's passes split
+                                         ((40009,), 0)])     # Bluestein, inner passes split
+def test_results_do_not_depend_on_thread_count(shape, axis):
+    a = random_array(3, shape, "complex128")
     before = xrt.num_threads()
     try:
         xrt.set_num_threads(1)
-        one = to_numpy(xrt.fft.fft(tensor(a), axis=0)).copy()
+        one = to_numpy(xrt.fft.fft(tensor(a), axis=axis)).copy()
         xrt.set_num_threads(4)
-        four = to_numpy(xrt.fft.fft(tensor(a), axis=0)).copy()
+        four = to_numpy(xrt.fft.fft(tensor(a), axis=axis)).copy()
     finally:
         xrt.set_num_threads(before)
     np.testing.assert_array_equal(one, four)
+    assert_close(xrt.fft.fft(tensor(a), axis=axis), np.fft.fft(a, axis=axis), "complex128")
 
 
 def test_many_lengths_survive_plan_eviction():

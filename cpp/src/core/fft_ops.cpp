@@ -229,7 +229,8 @@ Tensor shift(const Tensor& x, const std::optional<Dims>& axes, bool inverse) {
 
 Tensor frequencies(OpId op, const char* name, int64_t n, int64_t count, double d,
                    std::optional<DType> dtype, Device device) {
-  if (n < 1) throw ValueError(std::string(name) + ": n must be at least 1, got " + std::to_string(n));
+  if (n < 1)
+    throw ValueError(std::string(name) + ": n must be at least 1, got " + std::to_string(n));
   if (d == 0.0) throw ValueError(std::string(name) + ": the sample spacing d must not be zero");
   DType out_dtype = dtype.value_or(kDefaultFloat);
   check_dtype(out_dtype, name, true);
@@ -293,8 +294,10 @@ Tensor irfftn(const Tensor& x, const std::optional<Dims>& s, const std::optional
   check_not_empty(args, "irfftn");
   size_t last = args.axes.size() - 1;
   Tensor y = x;
-  for (int i = static_cast<int>(last) - 1; i >= 0; --i)
-    y = transform(kIfft, y, args.s[i], args.axes[i], norm, /*in_place=*/static_cast<size_t>(i) + 1 < last);
+  for (int i = static_cast<int>(last) - 1; i >= 0; --i) {
+    bool in_place = static_cast<size_t>(i) + 1 < last;  // y is ours after the first axis
+    y = transform(kIfft, y, args.s[i], args.axes[i], norm, in_place);
+  }
   return transform(kIrfft, y, args.s[last], args.axes[last], norm);
 }
 

@@ -72,7 +72,7 @@ class ScratchBuffer {
   ScratchBuffer(const ScratchBuffer&) = delete;
   ScratchBuffer& operator=(const ScratchBuffer&) = delete;
 
-  /// The next `count` values of type T, 64-byte aligned within the block.
+  /// The next `count` values of type T (offsets rounded to 64 bytes, a cache line).
   template <class T> T* take(int64_t count) {
     size_t start = (used_ + 63) / 64 * 64;
     used_ = start + static_cast<size_t>(count) * sizeof(T);
@@ -116,7 +116,7 @@ void transform_lines(const Tensor& in, const Tensor& out, int axis, int64_t buf_
   LoopPlan<2> batch({&out_batch, &in_batch});
   if (batch.numel == 0) return;
 
-  const bool contiguous = in_step == sizeof(In) && out_step == sizeof(Out);
+  const bool contiguous = in_step == int64_t{sizeof(In)} && out_step == int64_t{sizeof(Out)};
   const int group = contiguous ? 1
                                : static_cast<int>(std::clamp<int64_t>(
                                      kGroupBytes / (buf_len * int64_t{sizeof(Buf)}), 1, kMaxGroup));
@@ -169,7 +169,8 @@ template <class F> void visit_fft_dtype(DType dtype, F&& f) {
 }
 
 // Calls f(Tag<In>{}, Tag<Out>{}) for the dtype pairs an fft kernel handles.
-template <bool real_in, bool complex_out, class F> void visit_in_out(const KernelCall& call, F&& f) {
+template <bool real_in, bool complex_out, class F>
+void visit_in_out(const KernelCall& call, F&& f) {
   visit_fft_dtype(call.in(0).dtype(), [&](auto in) {
     visit_fft_dtype(call.out().dtype(), [&](auto out) {
       using In = typename decltype(in)::type;

@@ -7,9 +7,9 @@
 // permutation. Lengths whose factorisation would make that slow (a large prime factor)
 // go through Bluestein's algorithm instead: a convolution of a smooth length.
 //
-// Accuracy comes from the twiddle factors: every one is computed from exactly reduced
-// integer angles (never by a recurrence), so the error of a transform grows like
-// O(eps log n), as in NumPy's pocketfft.
+// Accuracy comes from the twiddle factors: each is the product of at most two roots of
+// unity computed from exactly reduced integer angles (never a recurrence), so the error
+// of a transform grows like O(eps log n), as in NumPy's pocketfft.
 #include "cpu/fft_plan.h"
 
 #include <algorithm>
@@ -31,7 +31,8 @@ constexpr double kPi = 3.141592653589793238462643383279502884;
 // instead of O(n).
 class RootTable {
  public:
-  explicit RootTable(int64_t n) : n_(n), step_(static_cast<int64_t>(std::ceil(std::sqrt(double(n))))) {
+  explicit RootTable(int64_t n)
+      : n_(n), step_(static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))))) {
     for (int64_t j = 0; j < step_; ++j) fine_.push_back(unit_root(j, n));
     for (int64_t q = 0; q * step_ < n; ++q) coarse_.push_back(unit_root(q * step_, n));
   }
@@ -238,9 +239,10 @@ int64_t smooth_size(int64_t n) {
 }
 
 // Bluestein needs two transforms of a smooth length m >= 2n-1 plus O(m) pointwise work;
-// it wins once the direct algorithm's generic prime butterflies cost more. The factor 1.5
-// for the pointwise work and the extra passes over memory is pocketfft's, measured there.
-// Lengths whose factors are all at most 5 never take this path.
+// it wins once the direct algorithm's generic prime butterflies cost more (from primes of
+// about 70 up, depending on the rest of n). The factor 1.5 for the pointwise work and the
+// extra passes over memory is pocketfft's empirical one. Below 50 points the direct
+// algorithm is cheap whatever the factors, and smooth lengths never take this path.
 bool prefer_bluestein(int64_t n) {
   if (n < 50 || factorize(n).back() <= 5) return false;
   double bluestein = 2.0 * direct_cost(smooth_size(2 * n - 1)) * 1.5;
