@@ -134,17 +134,27 @@ void transform_lines(const Tensor& in, const Tensor& out, int axis, int64_t buf_
     Complex* works = scratch.take<Complex>(group * work_len);
     const Res* results[kMaxGroup];
     auto run_group = [&](const char* src, int64_t src_next, char* dst, int64_t dst_next, int g) {
-      for (int64_t t = 0; t < in_len; ++t)
-        for (int b = 0; b < g; ++b)
-          bufs[b * buf_len + t] = load<Buf, In>(src + b * src_next + t * in_step);
+      if (contiguous) {  // one line; plain pointer loops the compiler can vectorise
+        for (int64_t t = 0; t < in_len; ++t)
+          bufs[t] = load<Buf, In>(src + t * int64_t{sizeof(In)});
+      } else {
+        for (int64_t t = 0; t < in_len; ++t)
+          for (int b = 0; b < g; ++b)
+            bufs[b * buf_len + t] = load<Buf, In>(src + b * src_next + t * in_step);
+      }
       for (int b = 0; b < g; ++b) {
         Buf* buf = bufs + b * buf_len;
         std::fill(buf + in_len, buf + buf_len, Buf{});
         results[b] = compute(buf, spaces + b * res_len, works + b * work_len);
       }
-      for (int64_t t = 0; t < out_len; ++t)
-        for (int b = 0; b < g; ++b)
-          store<Out>(dst + b * dst_next + t * out_step, results[b][t] * scale);
+      if (contiguous) {
+        for (int64_t t = 0; t < out_len; ++t)
+          store<Out>(dst + t * int64_t{sizeof(Out)}, results[0][t] * scale);
+      } else {
+        for (int64_t t = 0; t < out_len; ++t)
+          for (int b = 0; b < g; ++b)
+            store<Out>(dst + b * dst_next + t * out_step, results[b][t] * scale);
+      }
     };
     batch.walk(begin, end, [&](const std::array<char*, 2>& p, const std::array<int64_t, 2>& s,
                                int64_t count) {
