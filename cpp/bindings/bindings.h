@@ -49,5 +49,6 @@ void bind_sorting(nb::module_& m);
 void bind_indexing(nb::module_& m);
 void bind_manipulation(nb::module_& m);
 void bind_creation(nb::module_& m);
+void bind_fft(nb::module_& m);
 
 }  // namespace xrt::py

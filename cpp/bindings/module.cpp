@@ -182,4 +182,5 @@ NB_MODULE(_core, m) {
   bind_dispatch(m);
   bind_sorting(m);
   bind_indexing(m);
+  bind_fft(m);
 }

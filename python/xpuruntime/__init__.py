@@ -86,6 +86,7 @@ from ._core import (  # noqa: E402,F401
     set_num_threads,
 )
 from . import cuda  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
 from ._dtypes import dtype, dtype_from_numpy, dtype_to_numpy, result_type  # noqa: E402,F401
 from ._policy import (  # noqa: E402,F401
     Decision,

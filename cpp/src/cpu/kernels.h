@@ -40,5 +40,6 @@ bool matmul_openblas_supports(DType dtype);
 void matmul_openblas(const KernelCall& call);
 
 void register_sorting_kernels(KernelRegistry& registry);  // sort_kernels.cpp
+void register_fft_kernels(KernelRegistry& registry);  // fft_kernels.cpp
 
 }  // namespace xrt::cpu
