@@ -175,4 +175,5 @@ NB_MODULE(_core, m) {
   bind_dlpack(m);
   bind_convert(m);
   bind_dispatch(m);
+  bind_linalg(m);
 }

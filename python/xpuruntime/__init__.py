@@ -38,19 +38,23 @@ from ._core import (  # noqa: E402,F401
     int64,
     list_kernels,
     matmul,
+    matrix_transpose,
     register_kernel,
     sum,
+    tensordot,
     uint8,
     uint16,
     uint32,
     uint64,
     unregister_kernel,
+    vecdot,
     zeros,
     ones,
     num_threads,
     set_num_threads,
 )
 from . import cuda  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
 from ._dtypes import dtype, dtype_from_numpy, dtype_to_numpy, result_type  # noqa: E402,F401
 from ._policy import (  # noqa: E402,F401
     Decision,

@@ -3,6 +3,7 @@
 #pragma once
 #include "xpuruntime/cpu.h"
 #include "xpuruntime/kernel.h"
+#include "xpuruntime/registry.h"
 
 namespace xrt::cpu {
 
@@ -19,6 +20,8 @@ struct BinaryOpEntry {
 };
 extern const BinaryOpEntry kBinaryOps[];
 extern const int kNumBinaryOps;
+
+void register_linalg_kernels(KernelRegistry& registry);  // linalg_kernels.cpp
 
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);

@@ -45,6 +45,7 @@ void register_cpu_kernels(KernelRegistry& r) {
   r.add(cpu_kernel("matmul", "native", cpu::matmul_native,
                    "blocked C++ (packed micro-kernel for float32/float64)",
                    [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
+  cpu::register_linalg_kernels(r);
 }
 
 }  // namespace xrt
