@@ -1,5 +1,5 @@
 // cpp/bindings/convert.cpp: Python values to tensors (asarray and friends) and the
-// namespace functions of the foundation (creation, add, sum, matmul, astype).
+// namespace functions of the foundation (creation, sum, matmul, astype).
 #include <nanobind/stl/string.h>
 
 #include <cstring>
@@ -338,13 +338,6 @@ void bind_convert(nb::module_& m) {
   }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::kw_only(),
      nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none());
 
-  m.def("add", [](nb::handle x1, nb::handle x2) -> Tensor {
-    bool t1 = nb::isinstance<Tensor>(x1), t2 = nb::isinstance<Tensor>(x2);
-    if (t1 && t2) return add(nb::cast<const Tensor&>(x1), nb::cast<const Tensor&>(x2));
-    if (t1) if (auto rhs = operand(nb::cast<const Tensor&>(x1), x2)) return add(nb::cast<const Tensor&>(x1), *rhs);
-    if (t2) if (auto lhs = operand(nb::cast<const Tensor&>(x2), x1)) return add(*lhs, nb::cast<const Tensor&>(x2));
-    throw TypeError("add: expected tensors (or one tensor and a Python scalar)");
-  }, nb::arg("x1"), nb::arg("x2"));
   m.def("sum", [](nb::handle x, nb::handle axis, nb::handle dtype, bool keepdims) {
     std::optional<Dims> axes;
     if (!axis.is_none()) {

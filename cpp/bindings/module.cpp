@@ -174,6 +174,8 @@ NB_MODULE(_core, m) {
   bind_tensor(m);
   bind_dlpack(m);
   bind_convert(m);
+  bind_elementwise(m);
+  bind_function(m);
   bind_dispatch(m);
   bind_linalg(m);
 }

@@ -8,7 +8,7 @@ which the extension shares. A matrix the algorithm cannot handle (singular in ``
 a ``ValueError``.
 """
 
-from ._core import matmul, matrix_transpose, tensordot, vecdot
+from . import _signatures, matmul, matrix_transpose, tensordot, vecdot
 from ._core._linalg import (
     EighResult,
     EigResult,
@@ -69,3 +69,4 @@ __all__ = [
 ]
 
 LinAlgError.__module__ = __name__  # shown as xpuruntime.linalg.LinAlgError
+_signatures.install_namespace(globals(), _signatures.LINALG, __name__)

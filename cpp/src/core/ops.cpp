@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "xpuruntime/dispatcher.h"
+#include "xpuruntime/elementwise.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt {
@@ -199,39 +200,9 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, Device device) {
   return full(Dims{}, value, dtype, device);
 }
 
-Tensor add(const Tensor& a, const Tensor& b) {
-  check_same_device(a, b, "add");
-  DType dtype = result_type(a.dtype(), b.dtype());
-  check_numeric(dtype, "add");
-  Dims shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape());
-  Tensor hold_a, hold_b;
-  const Tensor& x = conform(a, dtype, shape, hold_a);
-  const Tensor& y = conform(b, dtype, shape, hold_b);
-  Tensor out = empty(shape, dtype, a.device());
-  run_op(BuiltinOps::get().add, {&x, &y}, out);
-  return out;
-}
-
-void add_inplace(Tensor& a, const Tensor& b) {
-  check_writable(a);
-  check_same_device(a, b, "add");
-  DType dtype = result_type(a.dtype(), b.dtype());
-  check_numeric(dtype, "add");
-  if (dtype != a.dtype())
-    throw TypeError("in-place add would change the dtype from " + name_of(a.dtype()) + " to " +
-                    name_of(dtype));
-  if (!(broadcast_shapes(a.shape(), b.shape()) == a.shape()))
-    throw ValueError("in-place add: shape " + shape_str(b.shape()) +
-                     " does not broadcast to " + shape_str(a.shape()));
-  Tensor other = astype(b, dtype, false);
-  // An overlapping but differently laid-out operand would be read after it was written.
-  if (other.storage() == a.storage() &&
-      !(other.byte_offset() == a.byte_offset() && other.strides() == a.strides()))
-    other = astype(other, dtype, true);
-  Tensor hold;
-  const Tensor& y = conform(other, dtype, a.shape(), hold);
-  run_op(BuiltinOps::get().add, {&a, &y}, a);
-}
+// add predates the elementwise table and keeps its name for C++ callers.
+Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::add, a, b); }
+void add_inplace(Tensor& a, const Tensor& b) { binary_inplace(BinaryOp::add, a, b); }
 
 Tensor sum(const Tensor& x, const std::optional<Dims>& axes, std::optional<DType> dtype,
            bool keepdims) {

@@ -12,14 +12,18 @@ void fill_kernel(const KernelCall& call);    // out[...] = attrs.value
 void arange_kernel(const KernelCall& call);  // out[i] = attrs.value + i * attrs.step
 void sum_kernel(const KernelCall& call);     // out = sum of in over attrs.axes (same dtype)
 
-/// Binary elementwise ops, a table: name -> scalar function per dtype category.
-struct BinaryOpEntry {
-  const char* name;
-  bool (*supports)(DType dtype);
-  void (*run)(const KernelCall& call);
-};
-extern const BinaryOpEntry kBinaryOps[];
-extern const int kNumBinaryOps;
+using KernelFnPtr = void (*)(const KernelCall& call);
+
+/// Elementwise kernels indexed by UnaryOp / BinaryOp (xpuruntime/elementwise.h); nullptr
+/// where the op calls libm: those come from the per-ISA tables below.
+extern const KernelFnPtr kUnaryKernels[];
+extern const KernelFnPtr kBinaryKernels[];
+namespace baseline { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+#ifdef XRT_X86_ISA_VARIANTS
+namespace avx2 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+namespace avx512 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+#endif
+void where_kernel(const KernelCall& call);  // out = in0 ? in1 : in2
 
 void register_linalg_kernels(KernelRegistry& registry);  // linalg_kernels.cpp
 
