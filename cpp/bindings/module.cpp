@@ -183,4 +183,5 @@ NB_MODULE(_core, m) {
   bind_sorting(m);
   bind_indexing(m);
   bind_fft(m);
+  bind_linalg(m);
 }

@@ -125,3 +125,5 @@ from ._data_type_functions import can_cast, finfo, iinfo, isdtype  # noqa: E402,
 from ._info import __array_namespace_info__  # noqa: E402,F401
 
 _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
+
+from . import linalg  # noqa: E402,F401

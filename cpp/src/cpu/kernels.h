@@ -34,6 +34,7 @@ void register_scan_kernels(KernelRegistry& registry);       // cumulative_sum/pr
 void register_index_kernels(KernelRegistry& registry);  // index_kernels.cpp
 void register_creation_kernels(KernelRegistry& registry);  // linspace, tril, triu
 void register_manipulation_kernels(KernelRegistry& registry);  // repeat
+void register_linalg_kernels(KernelRegistry& registry);  // linalg_kernels.cpp
 
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);

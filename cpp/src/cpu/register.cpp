@@ -77,6 +77,7 @@ void register_cpu_kernels(KernelRegistry& r) {
   cpu::register_creation_kernels(r);
   cpu::register_manipulation_kernels(r);
   cpu::register_fft_kernels(r);
+  cpu::register_linalg_kernels(r);
 }
 
 }  // namespace xrt
