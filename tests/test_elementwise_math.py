@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xpuruntime as xrt
-from common import COMPLEX, arrays, tensor
+from common import COMPLEX, REAL_FLOATING, arrays, tensor
 from elementwise_reference import (BINARY, FUNCTIONS, UNARY, assert_matches, cases,
-                                   reference, special_values, unspecified,
+                                   finfo, reference, special_values, unspecified,
                                    zero_sign_specified)
 
 shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
@@ -71,6 +71,48 @@ def test_binary_special_values(name, dtype):
     """Every pair of special values (an outer product through broadcasting)."""
     values = special_values(dtype)
     check(BINARY[name], [values[:, None], values[None, :]])
+
+
+# -------------------------------------------------------------------- long arrays
+
+
+def long_array(dtype, seed):
+    """A long array of `dtype`: its special values at every offset of a SIMD vector,
+    then random values of every magnitude and sign (the contiguous, vectorised loops
+    take 2 to 16 lanes at a time and leave a tail)."""
+    rng = np.random.default_rng(seed)
+    specials = special_values(dtype)
+    n = 2001
+    info = finfo(dtype)
+    exponents = rng.uniform(np.log10(float(info.tiny)), np.log10(float(info.max)), n)
+    random = np.where(rng.random(n) < 0.5, -1, 1) * 10.0**exponents
+    random[: n // 2] = rng.uniform(-10, 10, n // 2)  # where the functions are busy
+    if dtype in COMPLEX:
+        random = random + 1j * rng.permutation(random)
+    random = random.astype(np.float32 if dtype == "bfloat16" else specials.dtype)
+    random = random.astype(specials.dtype)
+    pieces = []
+    for offset in range(16):
+        pieces += [random[:offset], specials]
+    return np.concatenate(pieces + [random])
+
+
+FLOAT_CASES = [(name, dtype) for name, dtype in cases(FUNCTIONS)
+               if dtype in REAL_FLOATING + COMPLEX]
+
+
+@pytest.mark.parametrize("name, dtype", FLOAT_CASES)
+def test_long_contiguous_arrays(name, dtype):
+    fn = FUNCTIONS[name]
+    x1 = long_array(dtype, seed=1)
+    if fn.arity == 1:
+        check(fn, [x1], what=" on a long array")
+        return
+    x2 = long_array(dtype, seed=2)[::-1].copy()
+    check(fn, [x1, x2], what=" on long arrays")
+    for scalar in special_values(dtype)[[0, 2, 7, -3]]:  # 0, 1, -2.5 (or so), inf
+        check(fn, [x1, np.array(scalar)], what=f" on a long array and {scalar}")
+        check(fn, [np.array(scalar), x1], what=f" on {scalar} and a long array")
 
 
 # ------------------------------------------------------------ strided and reversed views
