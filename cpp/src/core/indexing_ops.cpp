@@ -1,5 +1,5 @@
-// cpp/src/core/indexing_ops.cpp: applying an index: views, gather/scatter, masks, take,
-// take_along_axis, nonzero. The kernels (cpu/index_kernels.cpp) only move elements; this
+// cpp/src/core/indexing_ops.cpp: x[index] and x[index] = value: views, gather/scatter,
+// masks. The kernels (cpu/index_kernels.cpp, cpu/mask_kernels.cpp) only move elements; this
 // file decides shapes, dtypes, placement and errors.
 //
 // Note [Index plan]: an index is applied in two steps. First every basic item is applied
@@ -12,34 +12,26 @@
 //   items (integers included) were adjacent in the index, B replaces their axes in place;
 //   else V is permuted (a view) so that the indexed axes come first, and B goes first.
 //   The kernels then see one contract: indexed axes [a, a + k) of V.
-#include <initializer_list>
 #include <string>
 
+#include "core/indexing_internal.h"
 #include "xpuruntime/dispatcher.h"
-#include "xpuruntime/indexing.h"
-#include "xpuruntime/ops.h"
 
 namespace xrt {
-namespace {
+namespace indexing_detail {
 
-struct IndexOps {
-  OpId gather, scatter, masked_gather, masked_scatter, nonzero_count, nonzero, take_along_axis;
-  static const IndexOps& get() {
-    static const IndexOps ops = [] {
-      auto& r = KernelRegistry::global();
-      return IndexOps{r.op_id("gather"),         r.op_id("scatter"),       r.op_id("masked_gather"),
-                      r.op_id("masked_scatter"), r.op_id("nonzero_count"), r.op_id("nonzero"),
-                      r.op_id("take_along_axis")};
-    }();
-    return ops;
-  }
-};
+const Ops& Ops::get() {
+  static const Ops ops = [] {
+    auto& r = KernelRegistry::global();
+    return Ops{r.op_id("gather"),         r.op_id("scatter"),       r.op_id("masked_gather"),
+               r.op_id("masked_scatter"), r.op_id("nonzero_count"), r.op_id("nonzero"),
+               r.op_id("take_along_axis")};
+  }();
+  return ops;
+}
 
 std::string name_of(DType d) { return std::string(dtype_info(d).name); }
 
-constexpr int kMaxDims = 64;  // as empty() allows
-
-// Dispatches op with attrs.axes = {axis}.
 void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor* outputs, int num_outputs,
          int axis) {
   OpAttrs attrs;
@@ -48,8 +40,6 @@ void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor* outputs, 
   dispatch(op, call);
 }
 
-// Runs a gather or scatter (inputs: the tensor or values, then the index arrays) and
-// names the user's axis (x_axes[slot], -1: none) when an index is out of range.
 void run_indexed(OpId op, const Tensor* const* inputs, int num_inputs, Tensor& out, int axis,
                  const int* x_axes) {
   OpAttrs attrs;
@@ -61,6 +51,30 @@ void run_indexed(OpId op, const Tensor* const* inputs, int num_inputs, Tensor& o
     throw IndexError(out_of_range_message(e.index, x_axes[e.slot], e.size));
   }
 }
+
+int64_t count_nonzero(const Tensor& x) {
+  Tensor count = empty(Dims{}, DType::Int64, x.device());
+  run(Ops::get().nonzero_count, {&x}, &count, 1, 0);
+  return item(count).i;
+}
+
+Tensor gather_axis(const Tensor& x, const Tensor& indices, int axis) {
+  Dims shape(x.shape().begin(), x.shape().begin() + axis);
+  for (int64_t d : indices.shape()) shape.push_back(d);
+  for (int d = axis + 1; d < x.ndim(); ++d) shape.push_back(x.shape()[d]);
+  Tensor out = empty(shape, x.dtype(), x.device());
+  const Tensor* inputs[] = {&x, &indices};
+  run_indexed(Ops::get().gather, inputs, 2, out, axis, &axis);
+  return out;
+}
+
+}  // namespace indexing_detail
+
+namespace {
+
+using namespace indexing_detail;
+
+constexpr int kMaxDims = 64;  // as empty() allows
 
 // Python's PySlice_AdjustIndices: clamps start and stop to an axis of size n and returns
 // the number of elements the slice selects.
@@ -78,12 +92,6 @@ int64_t adjust_slice(int64_t& start, int64_t& stop, int64_t step, int64_t n) {
   clamp(stop);
   if (step < 0) return stop < start ? (start - stop - 1) / -step + 1 : 0;
   return start < stop ? (stop - start - 1) / step + 1 : 0;
-}
-
-int64_t count_nonzero_all(const Tensor& x) {
-  Tensor count = empty(Dims{}, DType::Int64, x.device());
-  run(IndexOps::get().nonzero_count, {&x}, &count, 1, 0);
-  return item(count).i;
 }
 
 bool is_index_array(const Tensor& t) { return t.dtype() == DType::Bool || is_integer(t.dtype()); }
@@ -333,18 +341,7 @@ Tensor gather(const Gather& g) {
   Tensor out = empty(g.result_shape, g.view.dtype(), g.view.device());
   const Tensor* inputs[kMaxDims + 1];
   int n = gather_inputs(g.view, g.arrays, inputs);
-  run_indexed(IndexOps::get().gather, inputs, n, out, g.axis, g.x_axes.data());
-  return out;
-}
-
-// x[..., indices, ...] with indices on axis: take, and the common x[indices].
-Tensor gather_axis(const Tensor& x, const Tensor& indices, int axis) {
-  Dims shape(x.shape().begin(), x.shape().begin() + axis);
-  for (int64_t d : indices.shape()) shape.push_back(d);
-  for (int d = axis + 1; d < x.ndim(); ++d) shape.push_back(x.shape()[d]);
-  Tensor out = empty(shape, x.dtype(), x.device());
-  const Tensor* inputs[] = {&x, &indices};
-  run_indexed(IndexOps::get().gather, inputs, 2, out, axis, &axis);
+  run_indexed(Ops::get().gather, inputs, n, out, g.axis, g.x_axes.data());
   return out;
 }
 
@@ -357,9 +354,9 @@ Dims masked_shape(const Tensor& v, int axis, int mask_ndim, int64_t count) {
 
 // v[..., mask, ...] with the mask over v's axes [axis, axis + mask.ndim).
 Tensor masked_gather(const Tensor& v, const Tensor& mask, int axis) {
-  int64_t count = count_nonzero_all(mask);
+  int64_t count = count_nonzero(mask);
   Tensor out = empty(masked_shape(v, axis, mask.ndim(), count), v.dtype(), v.device());
-  if (out.numel() > 0) run(IndexOps::get().masked_gather, {&v, &mask}, &out, 1, axis);
+  if (out.numel() > 0) run(Ops::get().masked_gather, {&v, &mask}, &out, 1, axis);
   return out;
 }
 
@@ -395,16 +392,16 @@ void scatter_axis(Tensor& v, const Tensor& indices, int axis, const Tensor& valu
   check_value_shape(value, shape);
   Tensor values = scatter_values(v, value, shape);
   const Tensor* inputs[] = {&values, &indices};
-  run_indexed(IndexOps::get().scatter, inputs, 2, v, axis, &axis);
+  run_indexed(Ops::get().scatter, inputs, 2, v, axis, &axis);
 }
 
 // v[..., mask, ...] = value with the mask over v's axes [axis, axis + mask.ndim).
 void masked_scatter(Tensor& v, const Tensor& mask, int axis, const Tensor& value) {
-  Dims shape = masked_shape(v, axis, mask.ndim(), count_nonzero_all(mask));
+  Dims shape = masked_shape(v, axis, mask.ndim(), count_nonzero(mask));
   check_value_shape(value, shape);
   if (shape_numel(shape) == 0) return;
   Tensor values = scatter_values(v, value, shape);
-  run(IndexOps::get().masked_scatter, {&values, &mask}, &v, 1, axis);
+  run(Ops::get().masked_scatter, {&values, &mask}, &v, 1, axis);
 }
 
 }  // namespace
@@ -477,7 +474,7 @@ void setitem(Tensor& x, const TensorIndex& index, const Tensor& value) {
   Tensor values = scatter_values(x, value, g.result_shape);
   const Tensor* inputs[kMaxDims + 1];
   int n = gather_inputs(values, g.arrays, inputs);
-  run_indexed(IndexOps::get().scatter, inputs, n, g.view, g.axis, g.x_axes.data());
+  run_indexed(Ops::get().scatter, inputs, n, g.view, g.axis, g.x_axes.data());
 }
 
 void setitem(Tensor& x, const TensorIndex& index, const Scalar& value) {
@@ -486,66 +483,6 @@ void setitem(Tensor& x, const TensorIndex& index, const Scalar& value) {
     throw TypeError("cannot assign a Python complex to a " + name_of(x.dtype()) +
                     " tensor: the standard's rule for scalars would make it complex");
   setitem(x, index, scalar_tensor(value, x.dtype(), x.device()));
-}
-
-Tensor take(const Tensor& x, const Tensor& indices, std::optional<int64_t> axis) {
-  if (!is_integer(indices.dtype()))
-    throw TypeError("take: indices must have an integer dtype, not " + name_of(indices.dtype()));
-  if (x.ndim() == 0) throw ValueError("take: x must have at least one dimension");
-  if (!axis && x.ndim() > 1)
-    throw ValueError("take: axis is required when x has more than one dimension (x has " +
-                     std::to_string(x.ndim()) + ")");
-  if (indices.device() != x.device())
-    throw ValueError("take: x and indices are on different devices");
-  return gather_axis(x, indices, normalize_axis(axis.value_or(0), x.ndim()));
-}
-
-Tensor take_along_axis(const Tensor& x, const Tensor& indices, int64_t axis) {
-  if (!is_integer(indices.dtype()))
-    throw TypeError("take_along_axis: indices must have an integer dtype, not " +
-                    name_of(indices.dtype()));
-  if (indices.ndim() != x.ndim())
-    throw ValueError(
-        "take_along_axis: x and indices must have the same number of dimensions "
-        "(got " +
-        std::to_string(x.ndim()) + " and " + std::to_string(indices.ndim()) + ")");
-  if (indices.device() != x.device())
-    throw ValueError("take_along_axis: x and indices are on different devices");
-  int a = normalize_axis(axis, x.ndim());
-  Dims xs = x.shape(), is = indices.shape();
-  xs[a] = 1;
-  is[a] = 1;
-  Dims shape;
-  try {
-    shape = broadcast_shapes(xs, is);
-  } catch (const ValueError&) {
-    throw ValueError("take_along_axis: shapes " + shape_str(x.shape()) + " and " +
-                     shape_str(indices.shape()) + " do not broadcast outside axis " +
-                     std::to_string(a));
-  }
-  Dims x_shape = shape;
-  x_shape[a] = x.shape()[a];
-  shape[a] = indices.shape()[a];
-  Tensor xv = x.broadcast_to(x_shape), iv = indices.broadcast_to(shape);
-  Tensor out = empty(shape, x.dtype(), x.device());
-  if (out.numel() == 0) return out;
-  const Tensor* inputs[] = {&xv, &iv};
-  run_indexed(IndexOps::get().take_along_axis, inputs, 2, out, a, &a);
-  return out;
-}
-
-std::vector<Tensor> nonzero(const Tensor& x) {
-  if (x.ndim() == 0)
-    throw ValueError(
-        "nonzero is not defined for 0-d tensors; use nonzero(reshape(x, (1,))) "
-        "or x[None]");
-  int64_t count = count_nonzero_all(x);
-  std::vector<Tensor> out;
-  for (int d = 0; d < x.ndim(); ++d) out.push_back(empty(Dims{count}, kDefaultIndex, x.device()));
-  if (count == 0) return out;
-  Tensor input = contiguous(x);
-  run(IndexOps::get().nonzero, {&input}, out.data(), static_cast<int>(out.size()), 0);
-  return out;
 }
 
 }  // namespace xrt
