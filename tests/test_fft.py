@@ -441,6 +441,14 @@ def test_signatures_are_the_standards(name):
     assert name in xrt.fft.__all__
 
 
+@pytest.mark.parametrize("name", sorted(SPEC_SIGNATURES))
+def test_positional_only_parameters_refuse_keywords(name):
+    first = "n" if name.endswith("freq") else "x"
+    arg = 4 if first == "n" else xrt.zeros((4,), dtype=xrt.float64)
+    with pytest.raises(TypeError, match="positional-only"):
+        getattr(xrt.fft, name)(**{first: arg})
+
+
 def test_float32_results_are_rounded_once():
     """Computed in double: the complex64 result is the rounded double result."""
     a = random_array(4, (1000,), "complex64")

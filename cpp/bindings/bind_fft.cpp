@@ -1,6 +1,6 @@
-// cpp/bindings/bind_fft.cpp: the fft extension's functions as _core._fft; the public
-// signatures (positional-only x, keyword-only options) are in python/xpuruntime/fft.py.
-// The transforms run without the GIL.
+// cpp/bindings/bind_fft.cpp: the fft extension's functions as _core._fft, with the
+// standard's parameter names; python/xpuruntime/fft.py exports them with their signatures
+// (Note [Signatures] in function.cpp). The transforms run without the GIL.
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"
@@ -71,12 +71,18 @@ using Shift = Tensor (*)(const Tensor&, const std::optional<Dims>&);
 }  // namespace
 
 void bind_fft(nb::module_& m) {
-  nb::module_ fft = m.def_submodule("_fft", "Bindings behind xpuruntime.fft");
-  const std::pair<const char*, OneAxis> one_axis[] = {
-      {"fft", &xrt::fft},     {"ifft", &xrt::ifft}, {"rfft", &xrt::rfft},
-      {"irfft", &xrt::irfft}, {"hfft", &xrt::hfft}, {"ihfft", &xrt::ihfft}};
-  for (auto [name, op] : one_axis) {
-    fft.def(name, [op, name](nb::handle x, nb::handle n, nb::handle axis, nb::handle norm) {
+  nb::module_ fft = m.def_submodule("_fft", "The native functions of xpuruntime.fft");
+  struct OneAxisEntry { const char* name; OneAxis op; const char* doc; };
+  const OneAxisEntry one_axis[] = {
+      {"fft", &xrt::fft, "One-dimensional discrete Fourier transform along axis."},
+      {"ifft", &xrt::ifft, "One-dimensional inverse discrete Fourier transform along axis."},
+      {"rfft", &xrt::rfft, "DFT of real input: the n//2 + 1 non-negative frequencies."},
+      {"irfft", &xrt::irfft, "Inverse of rfft: n (default 2*(M-1)) real values along axis."},
+      {"hfft", &xrt::hfft, "DFT of a Hermitian signal given by its first half: real output."},
+      {"ihfft", &xrt::ihfft, "Inverse of hfft: the n//2 + 1 coefficients of real input."}};
+  for (const OneAxisEntry& e : one_axis) {
+    fft.def(e.name, [op = e.op, name = e.name](nb::handle x, nb::handle n, nb::handle axis,
+                                               nb::handle norm) {
       std::string what = std::string(name) + ": ";
       const Tensor& input = tensor_arg(x, (what + "x").c_str());
       std::optional<int64_t> length = optional_int_arg(n, (what + "n").c_str());
@@ -84,13 +90,18 @@ void bind_fft(nb::module_& m) {
       FftNorm mode = norm_arg(norm);
       nb::gil_scoped_release release;
       return op(input, length, dim, mode);
-    }, nb::arg("x"), nb::arg("n").none(), nb::arg("axis"), nb::arg("norm").none());
+    }, nb::arg("x"), nb::kw_only(), nb::arg("n").none() = nb::none(), nb::arg("axis") = -1,
+       nb::arg("norm").none() = "backward", e.doc);
   }
-  const std::pair<const char*, ManyAxes> many_axes[] = {
-      {"fftn", &xrt::fftn}, {"ifftn", &xrt::ifftn}, {"rfftn", &xrt::rfftn},
-      {"irfftn", &xrt::irfftn}};
-  for (auto [name, op] : many_axes) {
-    fft.def(name, [op, name](nb::handle x, nb::handle s, nb::handle axes, nb::handle norm) {
+  struct ManyAxesEntry { const char* name; ManyAxes op; const char* doc; };
+  const ManyAxesEntry many_axes[] = {
+      {"fftn", &xrt::fftn, "N-dimensional discrete Fourier transform over axes (default all)."},
+      {"ifftn", &xrt::ifftn, "N-dimensional inverse discrete Fourier transform over axes."},
+      {"rfftn", &xrt::rfftn, "N-dimensional DFT of real input (the last axis is halved)."},
+      {"irfftn", &xrt::irfftn, "Inverse of rfftn."}};
+  for (const ManyAxesEntry& e : many_axes) {
+    fft.def(e.name, [op = e.op, name = e.name](nb::handle x, nb::handle s, nb::handle axes,
+                                               nb::handle norm) {
       std::string what = std::string(name) + ": ";
       const Tensor& input = tensor_arg(x, (what + "x").c_str());
       std::optional<Dims> lengths = int_sequence_arg(s, (what + "s").c_str());
@@ -98,24 +109,31 @@ void bind_fft(nb::module_& m) {
       FftNorm mode = norm_arg(norm);
       nb::gil_scoped_release release;
       return op(input, lengths, dims, mode);
-    }, nb::arg("x"), nb::arg("s").none(), nb::arg("axes").none(), nb::arg("norm").none());
+    }, nb::arg("x"), nb::kw_only(), nb::arg("s").none() = nb::none(),
+       nb::arg("axes").none() = nb::none(), nb::arg("norm").none() = "backward", e.doc);
   }
-  const std::pair<const char*, Frequencies> frequencies[] = {{"fftfreq", &xrt::fftfreq},
-                                                             {"rfftfreq", &xrt::rfftfreq}};
-  for (auto [name, op] : frequencies) {
-    fft.def(name, [op, name](nb::handle n, nb::handle d, nb::handle dtype, nb::handle device) {
+  struct FrequenciesEntry { const char* name; Frequencies op; const char* doc; };
+  const FrequenciesEntry frequencies[] = {
+      {"fftfreq", &xrt::fftfreq, "Sample frequencies [0, 1, ..., -1] / (d*n)."},
+      {"rfftfreq", &xrt::rfftfreq, "The n//2 + 1 non-negative sample frequencies (for rfft)."}};
+  for (const FrequenciesEntry& e : frequencies) {
+    fft.def(e.name, [op = e.op, name = e.name](nb::handle n, nb::handle d, nb::handle dtype,
+                                               nb::handle device) {
       return op(int_arg(n, (std::string(name) + ": n").c_str()), spacing_arg(d),
                 optional_dtype_arg(dtype), optional_device_arg(device).value_or(default_device()));
-    }, nb::arg("n"), nb::arg("d"), nb::arg("dtype").none(), nb::arg("device").none());
+    }, nb::arg("n"), nb::kw_only(), nb::arg("d") = 1.0, nb::arg("dtype").none() = nb::none(),
+       nb::arg("device").none() = nb::none(), e.doc);
   }
-  const std::pair<const char*, Shift> shifts[] = {{"fftshift", &xrt::fftshift},
-                                                  {"ifftshift", &xrt::ifftshift}};
-  for (auto [name, op] : shifts) {
-    fft.def(name, [op, name](nb::handle x, nb::handle axes) {
+  struct ShiftEntry { const char* name; Shift op; const char* doc; };
+  const ShiftEntry shifts[] = {
+      {"fftshift", &xrt::fftshift, "Moves the zero frequency to the centre along axes."},
+      {"ifftshift", &xrt::ifftshift, "Inverse of fftshift."}};
+  for (const ShiftEntry& e : shifts) {
+    fft.def(e.name, [op = e.op, name = e.name](nb::handle x, nb::handle axes) {
       std::string what = std::string(name) + ": ";
       return op(tensor_arg(x, (what + "x").c_str()),
                 int_sequence_arg(axes, (what + "axes").c_str(), /*allow_int=*/true));
-    }, nb::arg("x"), nb::arg("axes").none());
+    }, nb::arg("x"), nb::kw_only(), nb::arg("axes").none() = nb::none(), e.doc);
   }
 }
 
