@@ -856,3 +856,16 @@ def test_argument_errors():
         linalg.inv([[1.0]])
     with pytest.raises(TypeError, match="int"):
         linalg.matrix_power(m, 1.0)
+
+
+def test_integer_arguments_take_index_objects_but_not_bools():
+    a = xrt.asarray(np.arange(9.0).reshape(3, 3))
+    assert_tensor_equal(linalg.diagonal(a, offset=np.int64(1)), np.array([1.0, 5.0]))
+    assert_tensor_equal(linalg.matrix_power(a, np.int8(1)), np.arange(9.0).reshape(3, 3))
+    assert linalg.vector_norm(a, axis=np.int32(0), ord=np.int64(1)).shape == (3,)
+    with pytest.raises(TypeError, match="offset"):
+        linalg.diagonal(a, offset=True)
+    with pytest.raises(TypeError, match="ord"):
+        linalg.vector_norm(a, ord=1j)
+    with pytest.raises(OverflowError):
+        linalg.matrix_power(a, 2**70)
