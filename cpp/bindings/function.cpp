@@ -26,6 +26,7 @@ struct FunctionObject {
   PyObject* module;     // __module__
   PyObject* text;       // the signature as text, "(x1, x2, /)"
   PyObject* signature;  // the inspect.Signature, made on first use
+  PyObject* positional_only;  // tuple of the names that must not be passed by keyword
 };
 
 // Set by _core._set_signature_parser: text -> inspect.Signature.
@@ -33,8 +34,23 @@ PyObject* signature_parser = nullptr;
 
 PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                               PyObject* kwnames) {
-  return PyObject_Vectorcall(reinterpret_cast<FunctionObject*>(self)->target, args, nargsf,
-                             kwnames);
+  auto* f = reinterpret_cast<FunctionObject*>(self);
+  // The native functions take any argument by keyword; the standard's `/` forbids that
+  // for the leading parameters. Only calls with keywords pay for the check.
+  if (kwnames != nullptr && PyTuple_GET_SIZE(f->positional_only) > 0) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
+      PyObject* name = PyTuple_GET_ITEM(kwnames, i);
+      int found = PySequence_Contains(f->positional_only, name);
+      if (found < 0) return nullptr;
+      if (found) {
+        PyErr_Format(PyExc_TypeError,
+                     "%U() got some positional-only arguments passed as keyword arguments: '%U'",
+                     f->name, name);
+        return nullptr;
+      }
+    }
+  }
+  return PyObject_Vectorcall(f->target, args, nargsf, kwnames);
 }
 
 void function_dealloc(PyObject* self) {
@@ -45,6 +61,7 @@ void function_dealloc(PyObject* self) {
   Py_XDECREF(f->module);
   Py_XDECREF(f->text);
   Py_XDECREF(f->signature);
+  Py_XDECREF(f->positional_only);
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -113,7 +130,7 @@ void bind_function(nb::module_& m) {
   if (PyType_Ready(&function_type) < 0) throw nb::python_error();
   m.attr("Function") = nb::handle(reinterpret_cast<PyObject*>(&function_type));
   m.def("_make_function", [](nb::handle target, nb::str name, nb::str qualname,
-                             nb::str module, nb::str text) {
+                             nb::str module, nb::str text, nb::tuple positional_only) {
     if (!PyCallable_Check(target.ptr())) throw TypeError("_make_function: target is not callable");
     auto* f = PyObject_New(FunctionObject, &function_type);
     if (f == nullptr) throw nb::python_error();
@@ -124,6 +141,7 @@ void bind_function(nb::module_& m) {
     f->module = Py_NewRef(module.ptr());
     f->text = Py_NewRef(text.ptr());
     f->signature = nullptr;
+    f->positional_only = Py_NewRef(positional_only.ptr());
     return nb::steal(reinterpret_cast<PyObject*>(f));
   }, "Wraps a callable as a Function with the given name and signature text.");
   m.def("_set_signature_parser", [](nb::handle parser) {

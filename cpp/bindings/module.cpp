@@ -176,6 +176,12 @@ NB_MODULE(_core, m) {
   bind_convert(m);
   bind_elementwise(m);
   bind_function(m);
+  bind_reductions(m);
+  bind_manipulation(m);
+  bind_creation(m);
   bind_dispatch(m);
+  bind_sorting(m);
+  bind_indexing(m);
+  bind_fft(m);
   bind_linalg(m);
 }

@@ -321,7 +321,10 @@ def _is_native(obj):
 def wrap(func, name, qualname, module, text=None):
     if text is None:
         text = text_from_nanobind(func)
-    return _core._make_function(func, name, qualname, module, text)
+    sig = parse(text)
+    positional_only = tuple(p.name for p in sig.parameters.values()
+                            if p.kind is p.POSITIONAL_ONLY and p.name != "self")
+    return _core._make_function(func, name, qualname, module, text, positional_only)
 
 
 def install_namespace(namespace, table, module):

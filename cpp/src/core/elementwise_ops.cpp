@@ -3,6 +3,7 @@
 #include "xpuruntime/elementwise.h"
 
 #include <string>
+#include <utility>
 
 #include "xpuruntime/dispatcher.h"
 #include "xpuruntime/errors.h"
@@ -96,12 +97,30 @@ void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor& out) {
   dispatch(op, call);
 }
 
-// True when writing `out` element by element could change `in` before it is read (they
-// share memory but are not the same view).
+// The byte range [first, last) that a view can touch.
+std::pair<const char*, const char*> byte_span(const Tensor& t) {
+  const char* lo = t.data();
+  const char* hi = t.data();
+  int64_t item = static_cast<int64_t>(t.itemsize());
+  if (t.numel() == 0) return {lo, lo};
+  for (int d = 0; d < t.ndim(); ++d) {
+    int64_t reach = (t.shape()[d] - 1) * t.strides()[d] * item;
+    if (reach < 0) lo += reach;
+    else hi += reach;
+  }
+  return {lo, hi + item};
+}
+
+// True when writing `out` element by element could change `in` before it is read: their
+// memory overlaps (whichever tensors or imports they came from) and they are not the
+// same view.
 bool overlaps_differently(const Tensor& out, const Tensor& in) {
-  return in.storage() == out.storage() &&
-         !(in.byte_offset() == out.byte_offset() && in.strides() == out.strides() &&
-           in.dtype() == out.dtype());
+  if (in.byte_offset() == out.byte_offset() && in.storage() == out.storage() &&
+      in.strides() == out.strides() && in.dtype() == out.dtype())
+    return false;
+  auto [a_lo, a_hi] = byte_span(out);
+  auto [b_lo, b_hi] = byte_span(in);
+  return a_lo < b_hi && b_lo < a_hi;
 }
 
 }  // namespace
@@ -191,10 +210,8 @@ Tensor clip(const Tensor& x, const std::optional<Tensor>& min, const std::option
   if (!in_category(x.dtype(), DTypeCategory::RealNumeric))
     throw TypeError("clip is not defined for " + dtype_name(x.dtype()) +
                     " (it needs a real numeric dtype)");
-  // Bounds take x's dtype and broadcast to x's shape; an absent bound is x itself, which
-  // the kernel's max/min leave unchanged.
-  auto bound = [&](const std::optional<Tensor>& b, const char* which, Tensor& holder) -> const Tensor& {
-    if (!b) return x;
+  auto check_bound = [&](const std::optional<Tensor>& b, const char* which) {
+    if (!b) return;
     check_same_device(x, *b, "clip");
     if (!in_category(b->dtype(), DTypeCategory::RealNumeric))
       throw TypeError(std::string("clip: ") + which + " must have a real numeric dtype, not " +
@@ -202,19 +219,22 @@ Tensor clip(const Tensor& x, const std::optional<Tensor>& min, const std::option
     if (is_floating(b->dtype()) != is_floating(x.dtype()))
       throw TypeError(std::string("clip: ") + which + " (" + dtype_name(b->dtype()) +
                       ") and x (" + dtype_name(x.dtype()) + ") are of different kinds");
-    if (!(broadcast_shapes(x.shape(), b->shape()) == x.shape()))
-      throw ValueError(std::string("clip: ") + which + " of shape " + shape_str(b->shape()) +
-                       " does not broadcast to x's shape " + shape_str(x.shape()));
-    return conform(*b, x.dtype(), x.shape(), holder);
   };
-  Tensor hold_lo, hold_hi;
-  const Tensor& lo = bound(min, "min", hold_lo);
-  const Tensor& hi = bound(max, "max", hold_hi);
+  check_bound(min, "min");
+  check_bound(max, "max");
+  // x and the bounds broadcast together; the bounds take x's dtype (the standard's rule).
+  Dims shape = x.shape();
+  if (min) shape = broadcast_shapes(shape, min->shape());
+  if (max) shape = broadcast_shapes(shape, max->shape());
+  Tensor hold_x, hold_lo, hold_hi;
+  const Tensor& value = conform(x, x.dtype(), shape, hold_x);
+  const Tensor& lo = min ? conform(*min, x.dtype(), shape, hold_lo) : value;
+  const Tensor& hi = max ? conform(*max, x.dtype(), shape, hold_hi) : value;
   // min(max(x, lo), hi): two passes of the NaN-propagating maximum/minimum kernels; an
   // absent bound is x itself, which leaves the value unchanged.
   const OpIds& ids = OpIds::get();
-  Tensor out = empty(x.shape(), x.dtype(), x.device());
-  run(ids.binary[static_cast<int>(BinaryOp::maximum)], {&x, &lo}, out);
+  Tensor out = empty(shape, x.dtype(), x.device());
+  run(ids.binary[static_cast<int>(BinaryOp::maximum)], {&value, &lo}, out);
   if (max) run(ids.binary[static_cast<int>(BinaryOp::minimum)], {&out, &hi}, out);
   return out;
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/linalg_internal.h"
+#include "xpuruntime/reductions.h"
 
 namespace xrt {
 

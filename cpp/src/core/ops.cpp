@@ -76,7 +76,7 @@ const BuiltinOps& BuiltinOps::get() {
   static const BuiltinOps ops = [] {
     auto& r = KernelRegistry::global();
     return BuiltinOps{r.op_id("copy"), r.op_id("fill"), r.op_id("arange"),
-                      r.op_id("add"), r.op_id("sum"), r.op_id("matmul")};
+                      r.op_id("add"), r.op_id("matmul")};
   }();
   return ops;
 }
@@ -203,44 +203,6 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, Device device) {
 // add predates the elementwise table and keeps its name for C++ callers.
 Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::add, a, b); }
 void add_inplace(Tensor& a, const Tensor& b) { binary_inplace(BinaryOp::add, a, b); }
-
-Tensor sum(const Tensor& x, const std::optional<Dims>& axes, std::optional<DType> dtype,
-           bool keepdims) {
-  DType out_dtype;
-  if (dtype) {
-    out_dtype = *dtype;
-    check_numeric(out_dtype, "sum");
-  } else if (x.dtype() == DType::Bool || kind(x.dtype()) == DTypeKind::SignedInt) {
-    out_dtype = DType::Int64;
-  } else if (kind(x.dtype()) == DTypeKind::UnsignedInt) {
-    out_dtype = DType::UInt64;
-  } else {
-    out_dtype = x.dtype();
-  }
-  Dims reduce;
-  if (!axes) {
-    for (int d = 0; d < x.ndim(); ++d) reduce.push_back(d);
-  } else {
-    for (int64_t a : *axes) reduce.push_back(normalize_axis(a, x.ndim()));
-    std::sort(reduce.begin(), reduce.end());
-    for (int i = 1; i < reduce.size(); ++i)
-      if (reduce[i] == reduce[i - 1]) throw ValueError("sum: repeated axis " + std::to_string(reduce[i]));
-  }
-  Dims shape;
-  for (int d = 0, j = 0; d < x.ndim(); ++d) {
-    bool reduced = j < reduce.size() && reduce[j] == d;
-    if (reduced) ++j;
-    if (!reduced) shape.push_back(x.shape()[d]);
-    else if (keepdims) shape.push_back(1);
-  }
-  Tensor input = astype(x, out_dtype, false);
-  Tensor out = empty(shape, out_dtype, x.device());
-  OpAttrs attrs;
-  attrs.axes = reduce;
-  attrs.keepdims = keepdims;
-  run_op(BuiltinOps::get().sum, {&input}, out, &attrs);
-  return out;
-}
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_same_device(a, b, "matmul");

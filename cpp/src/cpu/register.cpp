@@ -29,9 +29,8 @@ void register_cpu_kernels(KernelRegistry& r) {
   r.add(cpu_kernel("copy", "native", cpu::copy_kernel, "strided copy with dtype conversion"));
   r.add(cpu_kernel("fill", "native", cpu::fill_kernel, "fill with a scalar"));
   r.add(cpu_kernel("arange", "native", cpu::arange_kernel, "start + i * step"));
-  r.add(cpu_kernel("sum", "native", cpu::sum_kernel,
-                   "pairwise/row-accumulating sum, fixed order",
-                   [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
+  cpu::register_reduction_kernels(r);
+  cpu::register_scan_kernels(r);
   // Elementwise: one kernel per row of the tables; the op definition has already checked
   // the dtype category, `supports` repeats it so that the registry can answer for users.
   // Ops that call libm also get per-ISA kernels (libmvec SIMD) where the CPU has the ISA.
@@ -73,6 +72,11 @@ void register_cpu_kernels(KernelRegistry& r) {
   r.add(cpu_kernel("matmul", "native", cpu::matmul_native,
                    "blocked C++ (packed micro-kernel for float32/float64)",
                    [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
+  cpu::register_sorting_kernels(r);
+  cpu::register_index_kernels(r);
+  cpu::register_creation_kernels(r);
+  cpu::register_manipulation_kernels(r);
+  cpu::register_fft_kernels(r);
   cpu::register_linalg_kernels(r);
 }
 

@@ -84,6 +84,7 @@ struct expm1 {
     using R = typename C::value_type;
     R a = z.real(), b = z.imag();
     if (std::isfinite(a) && std::isfinite(b)) {
+      if (a == 0 && b == 0) return C(R(0), b);  // the standard: +0 for either zero
       if (b == 0) return C(std::expm1(a), b);
       R s = std::sin(b / 2);
       R re = std::expm1(a) * std::cos(b) - 2 * s * s;
@@ -214,7 +215,8 @@ struct sign {
     if constexpr (std::is_signed_v<C>) return C((x > 0) - (x < 0));
     else return C(x > 0);
   }
-  template <Real C> static C apply(C x) { return x > 0 ? C(1) : x < 0 ? C(-1) : x; }
+  // ±0 gives +0 (the standard), NaN gives NaN.
+  template <Real C> static C apply(C x) { return x > 0 ? C(1) : x < 0 ? C(-1) : x == 0 ? C(0) : x; }
   // Note: the standard defines sign(z) = z / |z|, 0 for z == 0, NaN for a NaN component;
   // an infinite component makes |z| infinite, which the C library's division turns into
   // the NaN the standard lists for those cases.

@@ -1,0 +1,181 @@
+// cpp/src/cpu/row_sort.h: sorting one strided row of any dtype, the building block of the
+// sort, argsort and unique kernels.
+//
+// RowSorter<T> owns its scratch buffers, so one instance serves many rows of a kernel
+// call (one instance per thread). Real dtypes go through their sort keys
+// (sort_algorithms.h):
+// - sort: keys are sorted and turned back into values; the canonical keys of -0.0 and
+//   NaN lose their sign and payload bits, so a row that holds either gets a fix-up pass
+//   that rewrites the block of zeros and the block of NaNs from the input, in input order
+//   (what a stable sort of the values would have produced).
+// - argsort: keys of at most 32 bits are packed with the index into one 64-bit word
+//   (key high, index low), so any sort of the words is a stable argsort; 64-bit keys
+//   travel with an index array through the radix sort.
+// Complex rows (used by unique) sort lexicographically by the keys of their real and
+// imaginary parts with std::stable_sort.
+#pragma once
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+#include "cpu/sort_algorithms.h"
+
+namespace xrt::cpu::sorting {
+
+/// A strided row: element i is at data + i * step (bytes).
+template <class T> struct Row {
+  const char* data;
+  int64_t step;
+  const T& operator[](int64_t i) const { return *reinterpret_cast<const T*>(data + i * step); }
+};
+
+template <class T> class RowSorter {
+ public:
+  using Key = key_t<T>;
+  static constexpr Key kAll = Key(~Key(0));
+
+  /// out[i * out_step] = the i-th smallest (largest when descending) element of x.
+  void sort(Row<T> x, int64_t n, char* out, int64_t out_step, bool descending) {
+    if (n == 0) return;
+    const Key flip = descending ? kAll : Key(0);
+    keys_.resize(static_cast<size_t>(n));
+    bool special = false;
+    for (int64_t i = 0; i < n; ++i) {
+      keys_[i] = Key(SortKey<T>::of(x[i]) ^ flip);
+      if constexpr (SortKey<T>::kFloat) special |= SortKey<T>::special(SortKey<T>::bits(x[i]));
+    }
+    const Key* sorted = sort_keys(n);
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<T*>(out + i * out_step) = SortKey<T>::value(Key(sorted[i] ^ flip));
+    if constexpr (SortKey<T>::kFloat) {
+      if (special) restore_zeros_and_nans(x, n, out, out_step, descending);
+    }
+  }
+
+  /// out[i * out_step] = the index of the i-th element in sort()'s order; the keys in that
+  /// order go to sorted_keys when given.
+  void argsort(Row<T> x, int64_t n, int64_t* out, int64_t out_step, bool descending,
+               Key* sorted_keys = nullptr) {
+    if (n == 0) return;
+    const Key flip = descending ? kAll : Key(0);
+    if (sizeof(Key) <= 4 && n <= int64_t(UINT32_MAX)) {
+      words_.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i)
+        words_[i] = uint64_t(Key(SortKey<T>::of(x[i]) ^ flip)) << 32 | uint64_t(i);
+      const uint64_t* sorted = sort_words(n);
+      for (int64_t i = 0; i < n; ++i) out[i * out_step] = int64_t(sorted[i] & UINT32_MAX);
+      if (sorted_keys)
+        for (int64_t i = 0; i < n; ++i) sorted_keys[i] = Key(Key(sorted[i] >> 32) ^ flip);
+      return;
+    }
+    keys_.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) keys_[i] = Key(SortKey<T>::of(x[i]) ^ flip);
+    if (n <= int64_t(UINT32_MAX)) sort_pairs<uint32_t>(n, out, out_step, sorted_keys, flip);
+    else sort_pairs<uint64_t>(n, out, out_step, sorted_keys, flip);
+  }
+
+ private:
+  const Key* sort_keys(int64_t n) {
+    if (n <= 16) {
+      insertion_sort(keys_.data(), n);
+      return keys_.data();
+    }
+    if constexpr (sizeof(Key) >= 4) {
+      if (have_avx512_sort()) {
+        avx512_sort(keys_.data(), n);
+        return keys_.data();
+      }
+    }
+    key_tmp_.resize(static_cast<size_t>(n));
+    return radix_sort(keys_.data(), key_tmp_.data(), n);
+  }
+
+  const uint64_t* sort_words(int64_t n) {
+    if (n <= 16) {
+      insertion_sort(words_.data(), n);
+      return words_.data();
+    }
+    word_tmp_.resize(static_cast<size_t>(n));
+    return radix_sort(words_.data(), word_tmp_.data(), n, /*low_bit=*/32);
+  }
+
+  template <class I>
+  void sort_pairs(int64_t n, int64_t* out, int64_t out_step, Key* sorted_keys, Key flip) {
+    std::vector<I> index(static_cast<size_t>(n)), index_tmp;
+    for (int64_t i = 0; i < n; ++i) index[i] = I(i);
+    const Key* keys = keys_.data();
+    const I* order = index.data();
+    if (n <= 16) {
+      insertion_sort(keys_.data(), n, index.data());
+    } else {
+      key_tmp_.resize(static_cast<size_t>(n));
+      index_tmp.resize(static_cast<size_t>(n));
+      if (radix_sort_pairs(keys_.data(), index.data(), key_tmp_.data(), index_tmp.data(), n)) {
+        keys = key_tmp_.data();
+        order = index_tmp.data();
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) out[i * out_step] = int64_t(order[i]);
+    if (sorted_keys)
+      for (int64_t i = 0; i < n; ++i) sorted_keys[i] = Key(keys[i] ^ flip);
+  }
+
+  // The zeros and NaNs of the output, rewritten from x in input order.
+  void restore_zeros_and_nans(Row<T> x, int64_t n, char* out, int64_t out_step,
+                              bool descending) {
+    using K = SortKey<T>;
+    const Key zero_key = K::of(T(0.0f));
+    int64_t below = 0, zeros = 0, nans = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      Key k = K::of(x[i]);
+      nans += K::is_nan(K::bits(x[i]));
+      zeros += k == zero_key;
+      below += k < zero_key;
+    }
+    int64_t above = n - below - zeros - nans;
+    int64_t zero_at = descending ? nans + above : below;
+    int64_t nan_at = descending ? 0 : n - nans;
+    for (int64_t i = 0; i < n; ++i) {
+      auto u = K::bits(x[i]);
+      if (K::is_nan(u)) *reinterpret_cast<T*>(out + nan_at++ * out_step) = x[i];
+      else if (K::of(x[i]) == zero_key) *reinterpret_cast<T*>(out + zero_at++ * out_step) = x[i];
+    }
+  }
+
+  std::vector<Key> keys_, key_tmp_;
+  std::vector<uint64_t> words_, word_tmp_;
+};
+
+/// Complex rows: lexicographic by (real, imaginary), each part in its real sort order.
+template <class F> class RowSorter<std::complex<F>> {
+ public:
+  using Key = key_t<F>;
+  struct Pair {
+    Key re, im;
+    bool operator<(const Pair& o) const { return re != o.re ? re < o.re : im < o.im; }
+  };
+
+  void argsort(Row<std::complex<F>> x, int64_t n, int64_t* out, int64_t out_step,
+               bool descending, Pair* sorted_keys = nullptr) {
+    keys_.resize(static_cast<size_t>(n));
+    order_.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      keys_[i] = {SortKey<F>::of(x[i].real()), SortKey<F>::of(x[i].imag())};
+      order_[i] = i;
+    }
+    std::stable_sort(order_.begin(), order_.end(), [&](int64_t a, int64_t b) {
+      return descending ? keys_[b] < keys_[a] : keys_[a] < keys_[b];
+    });
+    for (int64_t i = 0; i < n; ++i) {
+      out[i * out_step] = order_[i];
+      if (sorted_keys) sorted_keys[i] = keys_[order_[i]];
+    }
+  }
+
+ private:
+  std::vector<Pair> keys_;
+  std::vector<int64_t> order_;
+};
+
+}  // namespace xrt::cpu::sorting

@@ -1,0 +1,174 @@
+// cpp/src/cpu/sort_kernels.cpp: the sort, argsort and searchsorted kernels, and the
+// registration of the whole family (the set kernels live in set_kernels.cpp).
+//
+// sort and argsort walk the rows along the sort axis (any strides, in parallel when
+// there are many) and hand each to a RowSorter (row_sort.h). searchsorted binary-searches
+// the keys of x1 (gathered through sorter, whose indices are checked first), so its order
+// is sort()'s: NaN above everything, -0.0 equal to +0.0.
+#include <algorithm>
+#include <string>
+
+#include "cpu/dtype_dispatch.h"
+#include "cpu/kernels.h"
+#include "cpu/loops.h"
+#include "cpu/row_sort.h"
+#include "cpu/set_kernels.h"
+#include "xpuruntime/errors.h"
+#include "xpuruntime/registry.h"
+#include "xpuruntime/sorting.h"
+
+namespace xrt::cpu {
+namespace {
+
+using sorting::Row;
+using sorting::RowSorter;
+using sorting::SortKey;
+
+template <class T> constexpr bool is_real_v = !detail::is_complex_v<T>;
+
+/// The rows of two tensors of one shape along one axis: row r starts at in_offset(r)
+/// and out_offset(r) bytes; its elements are in_step and out_step bytes apart.
+class Rows {
+ public:
+  Rows(const Tensor& in, const Tensor& out, int axis)
+      : length_(in.shape()[axis]),
+        in_step_(in.strides()[axis] * int64_t(in.itemsize())),
+        out_step_(out.strides()[axis] * int64_t(out.itemsize())) {
+    for (int d = 0; d < in.ndim(); ++d) {
+      if (d == axis) continue;
+      shape_.push_back(in.shape()[d]);
+      in_strides_.push_back(in.strides()[d] * int64_t(in.itemsize()));
+      out_strides_.push_back(out.strides()[d] * int64_t(out.itemsize()));
+      count_ *= in.shape()[d];
+    }
+  }
+  int64_t count() const { return count_; }
+  int64_t length() const { return length_; }
+  int64_t in_step() const { return in_step_; }
+  int64_t out_step() const { return out_step_; }
+  void offsets(int64_t row, int64_t& in_offset, int64_t& out_offset) const {
+    in_offset = out_offset = 0;
+    for (int d = shape_.size() - 1; d >= 0; --d) {
+      int64_t i = row % shape_[d];
+      row /= shape_[d];
+      in_offset += i * in_strides_[d];
+      out_offset += i * out_strides_[d];
+    }
+  }
+
+ private:
+  Dims shape_, in_strides_, out_strides_;
+  int64_t count_ = 1, length_, in_step_, out_step_;
+};
+
+/// Calls sort_row(sorter, row, in, out) for every row, with one RowSorter per task.
+template <class T, class SortRow>
+void for_each_row(const Tensor& in, const Tensor& out, int axis, SortRow&& sort_row) {
+  Rows rows(in, out, axis);
+  if (rows.count() == 0 || rows.length() == 0) return;
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / rows.length());
+  parallel_for(rows.count(), grain, [&](int64_t begin, int64_t end) {
+    RowSorter<T> sorter;
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t in_offset, out_offset;
+      rows.offsets(r, in_offset, out_offset);
+      sort_row(sorter, rows, Row<T>{in.data() + in_offset, rows.in_step()},
+               out.data() + out_offset);
+    }
+  });
+}
+
+const SortingAttrs& sorting_attrs(const KernelCall& call) {
+  return static_cast<const SortingAttrs&>(*call.attrs);
+}
+
+void sort_kernel(const KernelCall& call) {
+  const SortingAttrs& attrs = sorting_attrs(call);
+  visit_dtype(call.in(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_real_v<T>) {
+      throw TypeError("sort is not defined for complex dtypes");
+    } else {
+      for_each_row<T>(call.in(0), call.out(), int(attrs.axes[0]),
+                      [&](RowSorter<T>& sorter, const Rows& rows, Row<T> row, char* out) {
+        sorter.sort(row, rows.length(), out, rows.out_step(), attrs.descending);
+      });
+    }
+  });
+}
+
+void argsort_kernel(const KernelCall& call) {
+  const SortingAttrs& attrs = sorting_attrs(call);
+  visit_dtype(call.in(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for_each_row<T>(call.in(0), call.out(), int(attrs.axes[0]),
+                    [&](RowSorter<T>& sorter, const Rows& rows, Row<T> row, char* out) {
+      sorter.argsort(row, rows.length(), reinterpret_cast<int64_t*>(out),
+                     rows.out_step() / int64_t(sizeof(int64_t)), attrs.descending);
+    });
+  });
+}
+
+template <class T> void searchsorted_typed(const KernelCall& call) {
+  using Key = sorting::key_t<T>;
+  const Tensor& x1 = call.in(0);
+  int64_t n = x1.shape()[0];
+  Row<T> a{x1.data(), x1.strides()[0] * int64_t(sizeof(T))};
+  std::vector<Key> keys(static_cast<size_t>(n));
+  if (call.num_inputs == 3) {
+    const Tensor& sorter = call.in(2);
+    Row<int64_t> order{sorter.data(), sorter.strides()[0] * int64_t(sizeof(int64_t))};
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t j = order[i];
+      if (j < 0 || j >= n)
+        throw IndexError("searchsorted: sorter index " + std::to_string(j) +
+                         " is out of bounds for x1 of size " + std::to_string(n));
+      keys[i] = SortKey<T>::of(a[j]);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) keys[i] = SortKey<T>::of(a[i]);
+  }
+  const bool right = sorting_attrs(call).right;
+  for_each_run<2>({&call.out(), &call.in(1)}, [&](const std::array<char*, 2>& p,
+                                                  const std::array<int64_t, 2>& s, int64_t m) {
+    for (int64_t i = 0; i < m; ++i) {
+      Key k = SortKey<T>::of(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+      auto at = right ? std::upper_bound(keys.begin(), keys.end(), k)
+                      : std::lower_bound(keys.begin(), keys.end(), k);
+      *reinterpret_cast<int64_t*>(p[0] + i * s[0]) = at - keys.begin();
+    }
+  });
+}
+
+void searchsorted_kernel(const KernelCall& call) {
+  visit_dtype(call.in(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_real_v<T>) throw TypeError("searchsorted is not defined for complex dtypes");
+    else searchsorted_typed<T>(call);
+  });
+}
+
+KernelInfo cpu_kernel(std::string op, KernelFn run, std::string description) {
+  KernelInfo k;
+  k.op = std::move(op);
+  k.name = "native";
+  k.device = DeviceType::CPU;
+  k.run = std::move(run);
+  k.description = std::move(description);
+  return k;
+}
+
+}  // namespace
+
+void register_sorting_kernels(KernelRegistry& r) {
+  r.add(cpu_kernel("sort", sort_kernel,
+                   "keys sorted by AVX-512 quicksort or LSD radix sort, rows in parallel"));
+  r.add(cpu_kernel("argsort", argsort_kernel,
+                   "stable: (key, index) words by LSD radix sort, rows in parallel"));
+  r.add(cpu_kernel("searchsorted", searchsorted_kernel, "binary search over sort keys"));
+  r.add(cpu_kernel("unique", unique_kernel,
+                   "stable argsort of the keys, then one pass over the groups"));
+  r.add(cpu_kernel("isin", isin_kernel, "binary search in the sorted keys of x2"));
+}
+
+}  // namespace xrt::cpu
