@@ -239,6 +239,9 @@ def _complex_expm1(z):
     expected = np.expm1(np.where(finite, z, 0))
     real_axis = finite & (z.imag == 0)
     expected = np.where(real_axis, make_complex(np.expm1(z.real), z.imag, z.dtype), expected)
+    # The standard: expm1(±0 + 0j) is +0 + 0j (not the real expm1's -0 for -0).
+    zero = (z.real == 0) & (z.imag == 0)
+    expected = np.where(zero, make_complex(0.0, z.imag, z.dtype), expected)
     e = np.exp(np.where(finite, 0, z))
     other = make_complex(e.real - 1, e.imag, z.dtype)
     return np.where(finite, expected, other).astype(z.dtype)
