@@ -5,12 +5,10 @@ they apply), special inputs and the errors."""
 import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
+import xpuruntime as xrt
+from common import INTEGER, NUMERIC, arrays, assert_tensor_equal, numpy_dtype, tensor, to_numpy
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-import xpuruntime as xrt
-from common import (INTEGER, NUMERIC, REAL_FLOATING, arrays, assert_tensor_equal,
-                    numpy_dtype, tensor, to_numpy)
 
 linalg = xrt.linalg
 FLOATS = ("float32", "float64", "complex64", "complex128")
@@ -27,10 +25,10 @@ def tolerance(name):
 def elements(name, bound=10):
     """Finite values up to bound, without subnormals (LAPACK's results on those are as
     far from the exact ones as NumPy's)."""
-    finite = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
+    finite = {"allow_nan": False, "allow_infinity": False, "allow_subnormal": False}
     if name in ("complex64", "complex128"):
-        return dict(max_magnitude=bound, **finite)
-    return dict(min_value=-bound, max_value=bound, **finite)
+        return {"max_magnitude": bound, **finite}
+    return {"min_value": -bound, "max_value": bound, **finite}
 
 
 def matrices(data, name, rows=None, cols=None, stack=None, bound=10):
@@ -96,7 +94,9 @@ def test_det_and_slogdet_match_numpy(name, data):
     np.testing.assert_allclose(to_numpy(d), expected, rtol=10 * tolerance(name), atol=0)
     sign, logabsdet = linalg.slogdet(tensor(a))
     assert sign.dtype == getattr(xrt, name)
-    assert logabsdet.dtype == getattr(xrt, "float32" if name in ("float32", "complex64") else "float64")
+    assert logabsdet.dtype == getattr(
+        xrt, "float32" if name in ("float32", "complex64") else "float64"
+    )
     expected_sign, expected_log = np.linalg.slogdet(a)
     close(sign, expected_sign, name)
     close(logabsdet, expected_log, name, scale_of(expected_log))
@@ -136,8 +136,9 @@ def test_inv_matches_numpy(name, data):
 @given(data=st.data())
 def test_solve_matches_numpy(name, data):
     n = data.draw(sizes)
-    stack1, stack2 = data.draw(hnp.mutually_broadcastable_shapes(
-        num_shapes=2, max_dims=2, max_side=3)).input_shapes
+    stack1, stack2 = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, max_side=3)
+    ).input_shapes
     a = invertible(matrices(data, name, n, n, stack1))
     if data.draw(st.booleans()):
         b = data.draw(arrays(name, (n,), **elements(name)))
@@ -263,7 +264,12 @@ def test_svd_matches_numpy(name, data):
     assert np.all(sn[..., :-1] >= sn[..., 1:])
     un, vhn = to_numpy(u), to_numpy(vh)
     close((un[..., :, :k] * sn[..., None, :]) @ vhn[..., :k, :], a, name, scale)
-    close(adjoint(un) @ un, np.broadcast_to(np.eye(un.shape[-1]), un.shape[:-2] + (un.shape[-1],) * 2), name, 10)
+    close(
+        adjoint(un) @ un,
+        np.broadcast_to(np.eye(un.shape[-1]), un.shape[:-2] + (un.shape[-1],) * 2),
+        name,
+        10,
+    )
     close(linalg.svdvals(tensor(a)), np.linalg.svd(a, compute_uv=False), real, scale)
 
 
@@ -309,7 +315,7 @@ def test_matrix_rank_matches_numpy(name, data):
     a = (b.astype(np.int64) @ c).astype(name)
     t = linalg.matrix_rank(tensor(a))
     assert t.dtype == xrt.int64 and t.shape == stack
-    expected = (np.linalg.matrix_rank(a) if m and n else np.zeros(stack, np.int64))
+    expected = np.linalg.matrix_rank(a) if m and n else np.zeros(stack, np.int64)
     assert_tensor_equal(t, np.asarray(expected, dtype=np.int64))
 
 
@@ -340,8 +346,11 @@ def test_vector_norm_matches_numpy(name, data):
     ord = data.draw(st.sampled_from(VECTOR_ORDS) | st.integers(-5, 5))
     shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4))
     a = data.draw(arrays(name, shape, **elements(name, 100)))
-    axis = data.draw(st.none() | hnp.valid_tuple_axes(a.ndim) |
-                     (st.integers(-a.ndim, a.ndim - 1) if a.ndim else st.none()))
+    axis = data.draw(
+        st.none()
+        | hnp.valid_tuple_axes(a.ndim)
+        | (st.integers(-a.ndim, a.ndim - 1) if a.ndim else st.none())
+    )
     keepdims = data.draw(st.booleans())
     t = linalg.vector_norm(tensor(a), axis=axis, keepdims=keepdims, ord=ord)
     # The reference in long double, whose range holds the squares of every float64.
@@ -441,8 +450,9 @@ def test_matrix_transpose_and_diagonal(name, data):
     assert_tensor_equal(xrt.matrix_transpose(tensor(a)), np.swapaxes(a, -1, -2))
     assert_tensor_equal(linalg.matrix_transpose(tensor(a)), np.swapaxes(a, -1, -2))
     offset = data.draw(st.integers(-7, 7))
-    assert_tensor_equal(linalg.diagonal(tensor(a), offset=offset),
-                        np.diagonal(a, offset, axis1=-2, axis2=-1))
+    assert_tensor_equal(
+        linalg.diagonal(tensor(a), offset=offset), np.diagonal(a, offset, axis1=-2, axis2=-1)
+    )
 
 
 def test_diagonal_is_a_view_and_takes_any_offset():
@@ -456,8 +466,13 @@ def test_diagonal_is_a_view_and_takes_any_offset():
 @pytest.mark.parametrize("name", NUMERIC)
 @given(data=st.data())
 def test_trace_matches_numpy(name, data):
-    a = data.draw(arrays(name, data.draw(stacks) + (data.draw(sizes), data.draw(sizes)),
-                         **({} if name in INTEGER else elements(name))))
+    a = data.draw(
+        arrays(
+            name,
+            data.draw(stacks) + (data.draw(sizes), data.draw(sizes)),
+            **({} if name in INTEGER else elements(name)),
+        )
+    )
     offset = data.draw(st.integers(-4, 4))
     t = linalg.trace(tensor(a), offset=offset)
     signed = name.startswith("int")
@@ -465,8 +480,9 @@ def test_trace_matches_numpy(name, data):
     if name in ("float16", "bfloat16"):
         expected = np.trace(a.astype(np.float32), offset, axis1=-2, axis2=-1).astype(a.dtype)
         assert t.dtype == getattr(xrt, name) and t.shape == expected.shape
-        np.testing.assert_allclose(to_numpy(t).astype(np.float32), expected.astype(np.float32),
-                                   rtol=1e-2, atol=0.1)
+        np.testing.assert_allclose(
+            to_numpy(t).astype(np.float32), expected.astype(np.float32), rtol=1e-2, atol=0.1
+        )
         return
     expected = np.trace(a, offset, axis1=-2, axis2=-1, dtype=wide)
     if name in INTEGER:
@@ -488,8 +504,9 @@ def test_outer_is_the_elementwise_product(name, data):
     # Note: complex infinities multiply by C99's rules here (the standard leaves them to
     # the implementation), NumPy's by the textbook formula; only finite values compare.
     # Magnitudes stay where no product overflows (there, fused and unfused differ wildly).
-    opts = (dict(allow_nan=False, allow_infinity=False, max_magnitude=1e15)
-            if name.startswith("complex") else {})
+    opts = {}
+    if name.startswith("complex"):
+        opts = {"allow_nan": False, "allow_infinity": False, "max_magnitude": 1e15}
     x = data.draw(arrays(name, (data.draw(sizes),), **opts))
     y = data.draw(arrays(name, (data.draw(sizes),), **opts))
     with np.errstate(all="ignore"):
@@ -507,12 +524,14 @@ def test_outer_keeps_signed_zeros():
     assert np.array_equal(np.signbit(to_numpy(t)), [[True, False], [False, True]])
 
 
-@pytest.mark.parametrize("name", ["int8", "uint16", "int64", "float32", "float64",
-                                  "complex64", "complex128"])
+@pytest.mark.parametrize(
+    "name", ["int8", "uint16", "int64", "float32", "float64", "complex64", "complex128"]
+)
 @given(data=st.data())
 def test_cross_matches_numpy(name, data):
-    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3,
-                                                         max_side=3))
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, max_side=3)
+    )
     axis = data.draw(st.integers(-min(len(s) for s in shapes.input_shapes), -1))
     s1, s2 = (list(s) for s in shapes.input_shapes)
     s1[axis] = s2[axis] = 3
@@ -528,14 +547,16 @@ def test_cross_matches_numpy(name, data):
         close(t, expected, name, 200)
 
 
-@pytest.mark.parametrize("name", ["int16", "uint8", "float32", "float64", "complex64",
-                                  "complex128"])
+@pytest.mark.parametrize(
+    "name", ["int16", "uint8", "float32", "float64", "complex64", "complex128"]
+)
 @given(data=st.data())
 def test_tensordot_matches_numpy(name, data):
     ndim1, ndim2 = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))
     shape1 = data.draw(hnp.array_shapes(min_dims=ndim1, max_dims=ndim1, min_side=0, max_side=3))
-    shape2 = list(data.draw(hnp.array_shapes(min_dims=ndim2, max_dims=ndim2, min_side=0,
-                                             max_side=3)))
+    shape2 = list(
+        data.draw(hnp.array_shapes(min_dims=ndim2, max_dims=ndim2, min_side=0, max_side=3))
+    )
     if data.draw(st.booleans()):
         n = data.draw(st.integers(0, min(ndim1, ndim2)))
         axes = n
@@ -554,8 +575,9 @@ def test_tensordot_matches_numpy(name, data):
     y = data.draw(arrays(name, tuple(shape2), **opts))
     t = xrt.tensordot(tensor(x), tensor(y), axes=axes)
     with np.errstate(all="ignore"):
-        expected = np.tensordot(x, y, axes=axes if isinstance(axes, int) else
-                                (list(axes[0]), list(axes[1])))
+        expected = np.tensordot(
+            x, y, axes=axes if isinstance(axes, int) else (list(axes[0]), list(axes[1]))
+        )
     if name in INTEGER:
         assert_tensor_equal(t, np.asarray(expected, dtype=name))
     else:
@@ -564,12 +586,14 @@ def test_tensordot_matches_numpy(name, data):
     assert linalg.tensordot is xrt.tensordot
 
 
-@pytest.mark.parametrize("name", ["int8", "uint32", "float32", "float64", "complex64",
-                                  "complex128"])
+@pytest.mark.parametrize(
+    "name", ["int8", "uint32", "float32", "float64", "complex64", "complex128"]
+)
 @given(data=st.data())
 def test_vecdot_matches_numpy(name, data):
-    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3,
-                                                         max_side=4))
+    shapes = data.draw(
+        hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, max_side=4)
+    )
     s1, s2 = (list(s) for s in shapes.input_shapes)
     axis = data.draw(st.integers(-min(len(s1), len(s2)), -1))
     s2[axis] = s1[axis]
@@ -598,15 +622,20 @@ def test_vecdot_conjugates_the_first_argument():
 def test_strided_and_reversed_inputs():
     base = np.arange(1.0, 37.0).reshape(6, 6) + 10 * np.eye(6)
     view = base[::-2, 1::2]  # negative row stride, non-unit column stride
-    for fn, ref in ((linalg.det, np.linalg.det), (linalg.inv, np.linalg.inv),
-                    (linalg.svdvals, lambda a: np.linalg.svd(a, compute_uv=False)),
-                    (linalg.eigvalsh, lambda a: np.linalg.eigvalsh(a))):
+    for fn, ref in (
+        (linalg.det, np.linalg.det),
+        (linalg.inv, np.linalg.inv),
+        (linalg.svdvals, lambda a: np.linalg.svd(a, compute_uv=False)),
+        (linalg.eigvalsh, lambda a: np.linalg.eigvalsh(a)),
+    ):
         np.testing.assert_allclose(to_numpy(fn(xrt.asarray(view))), ref(view), rtol=1e-10)
-        np.testing.assert_allclose(to_numpy(fn(xrt.asarray(view).mT)), ref(view.T),
-                                   rtol=1e-10)
+        np.testing.assert_allclose(to_numpy(fn(xrt.asarray(view).mT)), ref(view.T), rtol=1e-10)
     b = base[:3, ::-2]
-    np.testing.assert_allclose(to_numpy(linalg.solve(xrt.asarray(view), xrt.asarray(b))),
-                               np.linalg.solve(view, b), rtol=1e-10)
+    np.testing.assert_allclose(
+        to_numpy(linalg.solve(xrt.asarray(view), xrt.asarray(b))),
+        np.linalg.solve(view, b),
+        rtol=1e-10,
+    )
     broadcast = xrt.asarray(np.broadcast_to(view, (2, 3, 3)))
     np.testing.assert_allclose(to_numpy(linalg.det(broadcast)), np.linalg.det(view) * np.ones(2))
 
@@ -616,9 +645,12 @@ def test_small_floats_compute_in_float32(name):
     dtype = numpy_dtype(name)
     a = np.array([[4, 1], [2, 3]], dtype=dtype)
     ref = a.astype(np.float32)
-    for fn, expected in ((linalg.det, np.linalg.det(ref)), (linalg.inv, np.linalg.inv(ref)),
-                         (linalg.svdvals, np.linalg.svd(ref, compute_uv=False)),
-                         (linalg.pinv, np.linalg.pinv(ref))):
+    for fn, expected in (
+        (linalg.det, np.linalg.det(ref)),
+        (linalg.inv, np.linalg.inv(ref)),
+        (linalg.svdvals, np.linalg.svd(ref, compute_uv=False)),
+        (linalg.pinv, np.linalg.pinv(ref)),
+    ):
         t = fn(tensor(a))
         assert t.dtype == getattr(xrt, name)
         np.testing.assert_allclose(to_numpy(t).astype(np.float32), expected, rtol=1e-2)
@@ -628,9 +660,26 @@ def test_small_floats_compute_in_float32(name):
         linalg.eig(tensor(a))
 
 
-@pytest.mark.parametrize("fn", ["cholesky", "det", "eigh", "eigvalsh", "eig", "eigvals", "inv",
-                                "qr", "slogdet", "svd", "svdvals", "pinv", "matrix_rank",
-                                "matrix_norm", "vector_norm"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        "cholesky",
+        "det",
+        "eigh",
+        "eigvalsh",
+        "eig",
+        "eigvals",
+        "inv",
+        "qr",
+        "slogdet",
+        "svd",
+        "svdvals",
+        "pinv",
+        "matrix_rank",
+        "matrix_norm",
+        "vector_norm",
+    ],
+)
 @pytest.mark.parametrize("name", ["bool", "int32", "uint8"])
 def test_non_floating_inputs_are_refused(fn, name):
     with pytest.raises(TypeError, match="floating-point"):
@@ -642,23 +691,46 @@ def test_matrix_power_of_integers_is_refused():
         linalg.matrix_power(xrt.asarray(np.eye(2, dtype=np.int64)), 2)
 
 
-@pytest.mark.parametrize("fn", ["cholesky", "det", "eigh", "eigvalsh", "eig", "eigvals", "inv",
-                                "qr", "slogdet", "svd", "svdvals", "pinv", "matrix_rank",
-                                "matrix_norm", "matrix_power", "trace", "diagonal",
-                                "matrix_transpose"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        "cholesky",
+        "det",
+        "eigh",
+        "eigvalsh",
+        "eig",
+        "eigvals",
+        "inv",
+        "qr",
+        "slogdet",
+        "svd",
+        "svdvals",
+        "pinv",
+        "matrix_rank",
+        "matrix_norm",
+        "matrix_power",
+        "trace",
+        "diagonal",
+        "matrix_transpose",
+    ],
+)
 def test_empty_stacks(fn):
     x = xrt.zeros((0, 3, 3))
     args = (2,) if fn == "matrix_power" else ()
     out = getattr(linalg, fn)(x, *args)
-    for t in (out if isinstance(out, tuple) else (out,)):
+    for t in out if isinstance(out, tuple) else (out,):
         assert t.shape[0] == 0
 
 
 def test_named_tuples():
     a = xrt.asarray(np.eye(2))
-    for fn, fields in (("eigh", ("eigenvalues", "eigenvectors")),
-                       ("eig", ("eigenvalues", "eigenvectors")), ("qr", ("Q", "R")),
-                       ("slogdet", ("sign", "logabsdet")), ("svd", ("U", "S", "Vh"))):
+    for fn, fields in (
+        ("eigh", ("eigenvalues", "eigenvectors")),
+        ("eig", ("eigenvalues", "eigenvectors")),
+        ("qr", ("Q", "R")),
+        ("slogdet", ("sign", "logabsdet")),
+        ("svd", ("U", "S", "Vh")),
+    ):
         result = getattr(linalg, fn)(a)
         assert type(result) is not tuple and isinstance(result, tuple)
         assert result._fields == fields
@@ -702,17 +774,34 @@ def test_singular_and_indefinite_matrices_raise():
         linalg.matrix_power(singular, -2)
 
 
-@pytest.mark.parametrize("fn", ["cholesky", "det", "eigh", "eigvalsh", "eig", "eigvals", "inv",
-                                "slogdet", "matrix_power"])
+@pytest.mark.parametrize(
+    "fn",
+    ["cholesky", "det", "eigh", "eigvalsh", "eig", "eigvals", "inv", "slogdet", "matrix_power"],
+)
 def test_square_matrices_are_required(fn):
     args = (2,) if fn == "matrix_power" else ()
     with pytest.raises(ValueError, match="square"):
         getattr(linalg, fn)(xrt.zeros((2, 3)), *args)
 
 
-@pytest.mark.parametrize("fn", ["cholesky", "det", "eigh", "inv", "qr", "svd", "svdvals",
-                                "pinv", "matrix_rank", "matrix_norm", "diagonal", "trace",
-                                "matrix_transpose"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        "cholesky",
+        "det",
+        "eigh",
+        "inv",
+        "qr",
+        "svd",
+        "svdvals",
+        "pinv",
+        "matrix_rank",
+        "matrix_norm",
+        "diagonal",
+        "trace",
+        "matrix_transpose",
+    ],
+)
 def test_matrices_need_two_dimensions(fn):
     with pytest.raises(ValueError, match="2 dimensions"):
         getattr(linalg, fn)(xrt.zeros((3,)))
@@ -767,3 +856,16 @@ def test_argument_errors():
         linalg.inv([[1.0]])
     with pytest.raises(TypeError, match="int"):
         linalg.matrix_power(m, 1.0)
+
+
+def test_integer_arguments_take_index_objects_but_not_bools():
+    a = xrt.asarray(np.arange(9.0).reshape(3, 3))
+    assert_tensor_equal(linalg.diagonal(a, offset=np.int64(1)), np.array([1.0, 5.0]))
+    assert_tensor_equal(linalg.matrix_power(a, np.int8(1)), np.arange(9.0).reshape(3, 3))
+    assert linalg.vector_norm(a, axis=np.int32(0), ord=np.int64(1)).shape == (3,)
+    with pytest.raises(TypeError, match="offset"):
+        linalg.diagonal(a, offset=True)
+    with pytest.raises(TypeError, match="ord"):
+        linalg.vector_norm(a, ord=1j)
+    with pytest.raises(OverflowError):
+        linalg.matrix_power(a, 2**70)

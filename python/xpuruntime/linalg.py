@@ -10,12 +10,7 @@ a ``ValueError``.
 
 from . import _signatures, matmul, matrix_transpose, tensordot, vecdot
 from ._core._linalg import (
-    EighResult,
-    EigResult,
     LinAlgError,
-    QRResult,
-    SlogdetResult,
-    SVDResult,
     cholesky,
     cross,
     det,

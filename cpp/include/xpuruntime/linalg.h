@@ -17,7 +17,9 @@ namespace xrt {
 /// A matrix an algorithm cannot handle: singular (inv, solve), not positive definite
 /// (cholesky), no convergence (eig, svd). A ValueError, since the standard names no
 /// exception for these (Python: xpuruntime.linalg.LinAlgError, a ValueError subclass).
-struct LinAlgError : ValueError { using ValueError::ValueError; };
+struct LinAlgError : ValueError {
+  using ValueError::ValueError;
+};
 
 /// Swaps the last two axes (a view); ValueError for ndim < 2.
 Tensor matrix_transpose(const Tensor& x);
@@ -30,10 +32,18 @@ Tensor vecdot(const Tensor& x1, const Tensor& x2, int64_t axis);
 
 namespace linalg {
 
-struct EigResult { Tensor eigenvalues, eigenvectors; };
-struct QrResult { Tensor Q, R; };
-struct SlogdetResult { Tensor sign, logabsdet; };
-struct SvdResult { Tensor U, S, Vh; };
+struct EigResult {
+  Tensor eigenvalues, eigenvectors;
+};
+struct QrResult {
+  Tensor Q, R;
+};
+struct SlogdetResult {
+  Tensor sign, logabsdet;
+};
+struct SvdResult {
+  Tensor U, S, Vh;
+};
 
 /// Matrix norm orders: 'fro', 'nuc', or one of 1, -1, 2, -2, inf, -inf.
 struct MatrixNormOrder {

@@ -63,7 +63,8 @@ Tensor tensordot(const Tensor& x1, const Tensor& x2, const Dims& axes1, const Di
   for (int i = 0; i < axes1.size(); ++i) {
     int a = normalize_axis(axes1[i], x1.ndim()), b = normalize_axis(axes2[i], x2.ndim());
     if ((used1 >> a & 1) || (used2 >> b & 1))
-      throw ValueError("tensordot: repeated axis in " + shape_str((used1 >> a & 1) ? axes1 : axes2));
+      throw ValueError("tensordot: repeated axis in " +
+                       shape_str((used1 >> a & 1) ? axes1 : axes2));
     used1 |= 1ull << a;
     used2 |= 1ull << b;
     if (x1.shape()[a] != x2.shape()[b])
@@ -88,9 +89,8 @@ Tensor tensordot(const Tensor& x1, const Tensor& x2, const Dims& axes1, const Di
 Tensor tensordot(const Tensor& x1, const Tensor& x2, int64_t n) {
   if (n < 0 || n > x1.ndim() || n > x2.ndim())
     throw ValueError("tensordot: axes=" + std::to_string(n) + " must be in [0, " +
-                     std::to_string(std::min(x1.ndim(), x2.ndim())) +
-                     "] for arrays of shapes " + shape_str(x1.shape()) + " and " +
-                     shape_str(x2.shape()));
+                     std::to_string(std::min(x1.ndim(), x2.ndim())) + "] for arrays of shapes " +
+                     shape_str(x1.shape()) + " and " + shape_str(x2.shape()));
   Dims axes1, axes2;
   for (int64_t i = 0; i < n; ++i) axes1.push_back(x1.ndim() - n + i), axes2.push_back(i);
   return tensordot(x1, x2, axes1, axes2);
@@ -128,7 +128,8 @@ Tensor diagonal(const Tensor& x, int64_t offset) {
   shape.push_back(length);
   strides.push_back(x.strides()[nd - 2] + x.strides()[nd - 1]);
   int64_t start = 0;
-  if (length > 0) start = offset >= 0 ? offset * x.strides()[nd - 1] : -offset * x.strides()[nd - 2];
+  if (length > 0)
+    start = offset >= 0 ? offset * x.strides()[nd - 1] : -offset * x.strides()[nd - 2];
   return x.as_strided(shape, strides, x.byte_offset() + start * static_cast<int64_t>(x.itemsize()));
 }
 
@@ -189,8 +190,10 @@ Tensor vector_norm(const Tensor& x, const std::optional<Dims>& axes, bool keepdi
   for (int d = 0, j = 0; d < x.ndim(); ++d) {
     bool reduced = j < reduce.size() && reduce[j] == d;
     if (reduced) ++j;
-    if (!reduced) shape.push_back(x.shape()[d]);
-    else if (keepdims) shape.push_back(1);
+    if (!reduced)
+      shape.push_back(x.shape()[d]);
+    else if (keepdims)
+      shape.push_back(1);
   }
   Tensor out[1] = {empty(shape, real_dtype(x.dtype()), x.device())};
   OpAttrs attrs;

@@ -8,9 +8,9 @@
 
 namespace xrt::linalg_detail {
 
-/// Ids of the linalg ops, interned once. Several functions share an op and tell the
-/// kernel what they want by their outputs: det/slogdet (1 or 2 outputs) are separate,
-/// but eigh serves eigvalsh (values only), eig eigvals, svd svdvals, and solve inv.
+/// Ids of the linalg ops, interned once. A values-only function shares the op of its
+/// decomposition and asks for fewer outputs: eigvalsh is eigh with one output, eigvals
+/// eig, svdvals svd. det/slogdet and inv/solve are separate ops with one kernel each.
 struct LinalgOps {
   OpId cholesky, det, slogdet, inv, solve, qr, eigh, eig, svd, pinv, matrix_rank, vector_norm,
       vecdot, cross, outer;
@@ -19,8 +19,8 @@ struct LinalgOps {
 
 std::string name_of(DType d);
 
-void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor* outputs,
-         int num_outputs, const OpAttrs* attrs = nullptr);
+void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor* outputs, int num_outputs,
+         const OpAttrs* attrs = nullptr);
 
 /// The dtype LAPACK computes a dtype in (float16/bfloat16 in float32); TypeError for
 /// non-floating dtypes.

@@ -13,19 +13,19 @@ namespace linalg_detail {
 const LinalgOps& LinalgOps::get() {
   static const LinalgOps ops = [] {
     auto& r = KernelRegistry::global();
-    return LinalgOps{r.op_id("cholesky"), r.op_id("det"),      r.op_id("slogdet"),
-                     r.op_id("inv"),      r.op_id("solve"),    r.op_id("qr"),
-                     r.op_id("eigh"),     r.op_id("eig"),      r.op_id("svd"),
+    return LinalgOps{r.op_id("cholesky"), r.op_id("det"),         r.op_id("slogdet"),
+                     r.op_id("inv"),      r.op_id("solve"),       r.op_id("qr"),
+                     r.op_id("eigh"),     r.op_id("eig"),         r.op_id("svd"),
                      r.op_id("pinv"),     r.op_id("matrix_rank"), r.op_id("vector_norm"),
-                     r.op_id("vecdot"),   r.op_id("cross"),    r.op_id("outer")};
+                     r.op_id("vecdot"),   r.op_id("cross"),       r.op_id("outer")};
   }();
   return ops;
 }
 
 std::string name_of(DType d) { return std::string(dtype_info(d).name); }
 
-void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor* outputs,
-         int num_outputs, const OpAttrs* attrs) {
+void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor* outputs, int num_outputs,
+         const OpAttrs* attrs) {
   KernelCall call{inputs.begin(), static_cast<int>(inputs.size()), outputs, num_outputs, attrs};
   dispatch(op, call);
 }
@@ -39,8 +39,10 @@ DType compute_dtype(DType d, const char* op) {
 
 void check_matrices(const Tensor& x, const char* op, bool square) {
   if (x.ndim() < 2)
-    throw ValueError(std::string(op) + ": x must be a matrix or a stack of matrices (at least "
-                     "2 dimensions), got shape " + shape_str(x.shape()));
+    throw ValueError(std::string(op) +
+                     ": x must be a matrix or a stack of matrices (at least "
+                     "2 dimensions), got shape " +
+                     shape_str(x.shape()));
   if (square && x.shape()[x.ndim() - 1] != x.shape()[x.ndim() - 2])
     throw ValueError(std::string(op) + ": the matrices must be square, got shape " +
                      shape_str(x.shape()));
@@ -82,21 +84,24 @@ struct LapackInput {
 LapackInput lapack_input(const Tensor& x, const char* op, bool square) {
   check_matrices(x, op, square);
   DType compute = compute_dtype(x.dtype(), op);
-  return {cast_to(x, compute), x.dtype(), compute, x.shape()[x.ndim() - 2], x.shape().back(),
-          batch_of(x, 2)};
+  return {cast_to(x, compute),     x.dtype(),        compute,
+          x.shape()[x.ndim() - 2], x.shape().back(), batch_of(x, 2)};
 }
 
 DType complex_of(DType real) {
-  return real == DType::Float64 || real == DType::Complex128 ? DType::Complex128
-                                                              : DType::Complex64;
+  return real == DType::Float64 || real == DType::Complex128 ? DType::Complex128 : DType::Complex64;
 }
 
 double machine_epsilon(DType real) {
   switch (real) {
-    case DType::Float16: return 0x1p-10;
-    case DType::BFloat16: return 0x1p-7;
-    case DType::Float32: return 0x1p-23;
-    default: return 0x1p-52;
+    case DType::Float16:
+      return 0x1p-10;
+    case DType::BFloat16:
+      return 0x1p-7;
+    case DType::Float32:
+      return 0x1p-23;
+    default:
+      return 0x1p-52;
   }
 }
 
@@ -163,9 +168,13 @@ Tensor solve(const Tensor& x1, const Tensor& x2) {
   const int64_t m = x1.shape().back();
   const bool vector = x2.ndim() == 1;  // (M,) stands for (..., M, 1)
   if (x2.ndim() == 0 || x2.shape()[vector ? 0 : x2.ndim() - 2] != m)
-    throw ValueError("solve: x2 of shape " + shape_str(x2.shape()) + " does not fit x1 of "
-                     "shape " + shape_str(x1.shape()) + " (x2 must be (M,) or (..., M, K) with "
-                     "M = " + std::to_string(m) + ")");
+    throw ValueError("solve: x2 of shape " + shape_str(x2.shape()) +
+                     " does not fit x1 of "
+                     "shape " +
+                     shape_str(x1.shape()) +
+                     " (x2 must be (M,) or (..., M, K) with "
+                     "M = " +
+                     std::to_string(m) + ")");
   DType dtype = result_type(x1.dtype(), x2.dtype());
   DType compute = compute_dtype(dtype, "solve");
   Tensor b = vector ? x2.unsqueeze(1) : x2;
@@ -211,9 +220,10 @@ namespace {
 // eig and eigvals: complex results of x's precision, which float16/bfloat16 lack.
 LapackInput eig_input(const Tensor& x, const char* op) {
   if (x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16)
-    throw TypeError(std::string(op) + " returns complex eigenvalues of the input's precision; "
-                    "there is no complex dtype for " + name_of(x.dtype()) +
-                    " (convert to float32 first)");
+    throw TypeError(std::string(op) +
+                    " returns complex eigenvalues of the input's precision; "
+                    "there is no complex dtype for " +
+                    name_of(x.dtype()) + " (convert to float32 first)");
   return lapack_input(x, op, true);
 }
 
@@ -238,10 +248,9 @@ Tensor eigvals(const Tensor& x) {
 SvdResult svd(const Tensor& x, bool full_matrices) {
   LapackInput in = lapack_input(x, "svd", false);
   const int64_t m = in.rows, n = in.cols, k = std::min(m, n);
-  Tensor out[3] = {
-      empty(with_core(in.batch, {m, full_matrices ? m : k}), in.compute, x.device()),
-      empty(with_core(in.batch, {k}), real_dtype(in.compute), x.device()),
-      empty(with_core(in.batch, {full_matrices ? n : k, n}), in.compute, x.device())};
+  Tensor out[3] = {empty(with_core(in.batch, {m, full_matrices ? m : k}), in.compute, x.device()),
+                   empty(with_core(in.batch, {k}), real_dtype(in.compute), x.device()),
+                   empty(with_core(in.batch, {full_matrices ? n : k, n}), in.compute, x.device())};
   run(LinalgOps::get().svd, {&in.x}, out, 3);
   return {cast_to(out[0], in.dtype), cast_to(out[1], real_dtype(in.dtype)),
           cast_to(out[2], in.dtype)};

@@ -18,7 +18,8 @@ namespace {
 
 using lapack::real_t;
 
-template <class T> void cholesky_typed(const KernelCall& call) {
+template <class T>
+void cholesky_typed(const KernelCall& call) {
   const Tensor& x = call.in(0);
   Tensor& out = call.out();
   const bool upper = call.attrs->value.to<bool>();
@@ -38,7 +39,8 @@ template <class T> void cholesky_typed(const KernelCall& call) {
 
 // det (one output) or slogdet (sign, logabsdet) from an LU factorisation. An exactly
 // singular matrix (getrf's info > 0) still has its U, whose zero pivot makes det 0.
-template <class T> void determinant_typed(const KernelCall& call) {
+template <class T>
+void determinant_typed(const KernelCall& call) {
   using R = real_t<T>;
   const Tensor& x = call.in(0);
   const bool log_form = call.num_outputs == 2;
@@ -76,7 +78,8 @@ template <class T> void determinant_typed(const KernelCall& call) {
 }
 
 // inv (one input: solves A X = I) and solve (A, B): gesv on each matrix of the stack.
-template <class T> void solve_typed(const KernelCall& call) {
+template <class T>
+void solve_typed(const KernelCall& call) {
   const bool inverse = call.num_inputs == 1;
   const Tensor& a_in = call.in(0);
   Tensor& out = call.out();
@@ -86,8 +89,10 @@ template <class T> void solve_typed(const KernelCall& call) {
   for (int64_t s = 0, count = stack_size(out, 2); s < count; ++s) {
     if (n == 0 || k == 0) break;
     load_column_major(matrix_at<T>(a_in, s), a.data(), ld);
-    if (inverse) set_identity(MatrixRef<T>{b.data(), n, n, 1, ld});
-    else load_column_major(matrix_at<T>(call.in(1), s), b.data(), ld);
+    if (inverse)
+      set_identity(MatrixRef<T>{b.data(), n, n, 1, ld});
+    else
+      load_column_major(matrix_at<T>(call.in(1), s), b.data(), ld);
     if (lapack::gesv(n, k, a.data(), ld, pivots.data(), b.data(), ld) > 0)
       throw LinAlgError(std::string(inverse ? "inv" : "solve") + ": the matrix is singular" +
                         stack_position(out, 2, s));
@@ -97,7 +102,8 @@ template <class T> void solve_typed(const KernelCall& call) {
 
 // Q and R from geqrf + orgqr/ungqr; the shapes of the outputs say which mode was asked
 // for (reduced: Q is m x k and R k x n; complete: Q is m x m and R m x n).
-template <class T> void qr_typed(const KernelCall& call) {
+template <class T>
+void qr_typed(const KernelCall& call) {
   const Tensor& x = call.in(0);
   Tensor &q = call.out(0), &r = call.out(1);
   const int64_t m = x.shape()[x.ndim() - 2], n = x.shape().back(), k = std::min(m, n);
@@ -119,16 +125,20 @@ template <class T> void qr_typed(const KernelCall& call) {
 }
 
 void cholesky_kernel(const KernelCall& call) {
-  visit_lapack_dtype(call.in(0).dtype(), [&](auto t) { cholesky_typed<typename decltype(t)::type>(call); });
+  visit_lapack_dtype(call.in(0).dtype(),
+                     [&](auto t) { cholesky_typed<typename decltype(t)::type>(call); });
 }
 void determinant_kernel(const KernelCall& call) {
-  visit_lapack_dtype(call.in(0).dtype(), [&](auto t) { determinant_typed<typename decltype(t)::type>(call); });
+  visit_lapack_dtype(call.in(0).dtype(),
+                     [&](auto t) { determinant_typed<typename decltype(t)::type>(call); });
 }
 void solve_kernel(const KernelCall& call) {
-  visit_lapack_dtype(call.in(0).dtype(), [&](auto t) { solve_typed<typename decltype(t)::type>(call); });
+  visit_lapack_dtype(call.in(0).dtype(),
+                     [&](auto t) { solve_typed<typename decltype(t)::type>(call); });
 }
 void qr_kernel(const KernelCall& call) {
-  visit_lapack_dtype(call.in(0).dtype(), [&](auto t) { qr_typed<typename decltype(t)::type>(call); });
+  visit_lapack_dtype(call.in(0).dtype(),
+                     [&](auto t) { qr_typed<typename decltype(t)::type>(call); });
 }
 
 }  // namespace
@@ -142,8 +152,7 @@ void register_linalg_kernels(KernelRegistry& registry) {
                     "LAPACK ?getrf, sum of the pivots' logarithms", is_lapack_dtype);
   add_linalg_kernel(registry, "inv", "openblas", solve_kernel, "LAPACK ?gesv against I",
                     is_lapack_dtype);
-  add_linalg_kernel(registry, "solve", "openblas", solve_kernel, "LAPACK ?gesv",
-                    is_lapack_dtype);
+  add_linalg_kernel(registry, "solve", "openblas", solve_kernel, "LAPACK ?gesv", is_lapack_dtype);
   add_linalg_kernel(registry, "qr", "openblas", qr_kernel, "LAPACK ?geqrf + ?orgqr/?ungqr",
                     is_lapack_dtype);
   register_linalg_spectral_kernels(registry);

@@ -18,14 +18,16 @@ namespace {
 
 using lapack::real_t;
 
-template <class T> bool all_finite(const std::vector<T>& values) {
+template <class T>
+bool all_finite(const std::vector<T>& values) {
   for (const T& v : values)
     if (!std::isfinite(std::real(v)) || !std::isfinite(std::imag(v))) return false;
   return true;
 }
 
 // eigh (values, vectors) or eigvalsh (values): syevd/heevd on the lower triangle.
-template <class T> void eigh_typed(const KernelCall& call) {
+template <class T>
+void eigh_typed(const KernelCall& call) {
   using R = real_t<T>;
   const Tensor& x = call.in(0);
   const bool vectors = call.num_outputs == 2;
@@ -43,7 +45,8 @@ template <class T> void eigh_typed(const KernelCall& call) {
 }
 
 // eig (values, vectors) or eigvals (values) through geev; outputs are complex.
-template <class T> void eig_typed(const KernelCall& call) {
+template <class T>
+void eig_typed(const KernelCall& call) {
   using C = std::complex<real_t<T>>;
   const Tensor& x = call.in(0);
   const bool vectors = call.num_outputs == 2;
@@ -60,8 +63,10 @@ template <class T> void eig_typed(const KernelCall& call) {
       throw LinAlgError("eig: the QR algorithm did not converge" + stack_position(x, 2, s));
     C* values = reinterpret_cast<C*>(stack_item(call.out(0), 1, s));
     for (int64_t i = 0; i < n; ++i) {
-      if constexpr (lapack::is_complex_v<T>) values[i] = w[static_cast<size_t>(i)];
-      else values[i] = C(w[static_cast<size_t>(i)], wi[static_cast<size_t>(i)]);
+      if constexpr (lapack::is_complex_v<T>)
+        values[i] = w[static_cast<size_t>(i)];
+      else
+        values[i] = C(w[static_cast<size_t>(i)], wi[static_cast<size_t>(i)]);
     }
     if (!vectors) continue;
     MatrixRef<C> out = matrix_at<C>(call.out(1), s);
@@ -84,14 +89,16 @@ template <class T> void eig_typed(const KernelCall& call) {
 
 // The SVD of one matrix of a stack, in buffers sized once for the whole stack. jobz 'N'
 // computes s only; 'S' (reduced) and 'A' (full) also u (m x u_cols) and vt (vt_rows x n).
-template <class T> struct SvdBuffers {
+template <class T>
+struct SvdBuffers {
   int64_t m, n, k, u_cols, vt_rows;
   char jobz;
   std::vector<T> a, u, vt;
   std::vector<real_t<T>> s;
   lapack::Workspace<T> ws;
 
-  SvdBuffers(int64_t rows, int64_t cols, char job) : m(rows), n(cols), k(std::min(rows, cols)), jobz(job) {
+  SvdBuffers(int64_t rows, int64_t cols, char job)
+      : m(rows), n(cols), k(std::min(rows, cols)), jobz(job) {
     u_cols = jobz == 'A' ? m : jobz == 'S' ? k : 0;
     vt_rows = jobz == 'A' ? n : jobz == 'S' ? k : 0;
     a.resize(static_cast<size_t>(leading_dim(m) * n));
@@ -111,18 +118,21 @@ template <class T> struct SvdBuffers {
 };
 
 // svd (U, S, Vh) or svdvals (S). Full or reduced follows from the shapes of U and Vh.
-template <class T> void svd_typed(const KernelCall& call) {
+template <class T>
+void svd_typed(const KernelCall& call) {
   using R = real_t<T>;
   const Tensor& x = call.in(0);
   const bool vectors = call.num_outputs == 3;
   const int64_t m = x.shape()[x.ndim() - 2], n = x.shape().back();
   char jobz = 'N';
-  if (vectors) jobz = call.out(0).shape().back() == m && call.out(2).shape()[x.ndim() - 2] == n ? 'A' : 'S';
+  if (vectors)
+    jobz = call.out(0).shape().back() == m && call.out(2).shape()[x.ndim() - 2] == n ? 'A' : 'S';
   SvdBuffers<T> svd(m, n, jobz);
   Tensor& values = call.out(vectors ? 1 : 0);
   for (int64_t s = 0, count = stack_size(values, 1); s < count; ++s) {
     if (svd.k == 0) {  // an empty matrix: U and Vh are empty or identities
-      if (vectors) set_identity(matrix_at<T>(call.out(0), s)), set_identity(matrix_at<T>(call.out(2), s));
+      if (vectors)
+        set_identity(matrix_at<T>(call.out(0), s)), set_identity(matrix_at<T>(call.out(2), s));
       continue;
     }
     svd.factor(x, s, vectors ? "svd" : "svdvals");
@@ -153,7 +163,8 @@ void gemm_adjoint_adjoint(int64_t m, int64_t n, int64_t k, const T* a, int64_t l
 
 // pinv(x) = V diag(1/s) U^H over the singular values above rtol * max(s); inputs x and
 // rtol (one real value per matrix).
-template <class T> void pinv_typed(const KernelCall& call) {
+template <class T>
+void pinv_typed(const KernelCall& call) {
   using R = real_t<T>;
   const Tensor &x = call.in(0), &rtol = call.in(1);
   Tensor& out = call.out();
@@ -175,14 +186,15 @@ template <class T> void pinv_typed(const KernelCall& call) {
       T factor = T(si > cutoff ? R(1) / si : R(0));
       for (int64_t j = 0; j < n; ++j) svd.vt[static_cast<size_t>(i + j * ldvt)] *= factor;
     }
-    gemm_adjoint_adjoint(n, m, svd.k, svd.vt.data(), ldvt, svd.u.data(), leading_dim(m),
-                         c.data(), leading_dim(n));
+    gemm_adjoint_adjoint(n, m, svd.k, svd.vt.data(), ldvt, svd.u.data(), leading_dim(m), c.data(),
+                         leading_dim(n));
     store_column_major(c.data(), leading_dim(n), result);
   }
 }
 
 // matrix_rank: the number of singular values above rtol * max(s) (int64 output).
-template <class T> void matrix_rank_typed(const KernelCall& call) {
+template <class T>
+void matrix_rank_typed(const KernelCall& call) {
   using R = real_t<T>;
   const Tensor &x = call.in(0), &rtol = call.in(1);
   Tensor& out = call.out();
@@ -200,19 +212,24 @@ template <class T> void matrix_rank_typed(const KernelCall& call) {
 }
 
 void eigh_kernel(const KernelCall& call) {
-  visit_lapack_dtype(call.in(0).dtype(), [&](auto t) { eigh_typed<typename decltype(t)::type>(call); });
+  visit_lapack_dtype(call.in(0).dtype(),
+                     [&](auto t) { eigh_typed<typename decltype(t)::type>(call); });
 }
 void eig_kernel(const KernelCall& call) {
-  visit_lapack_dtype(call.in(0).dtype(), [&](auto t) { eig_typed<typename decltype(t)::type>(call); });
+  visit_lapack_dtype(call.in(0).dtype(),
+                     [&](auto t) { eig_typed<typename decltype(t)::type>(call); });
 }
 void svd_kernel(const KernelCall& call) {
-  visit_lapack_dtype(call.in(0).dtype(), [&](auto t) { svd_typed<typename decltype(t)::type>(call); });
+  visit_lapack_dtype(call.in(0).dtype(),
+                     [&](auto t) { svd_typed<typename decltype(t)::type>(call); });
 }
 void pinv_kernel(const KernelCall& call) {
-  visit_lapack_dtype(call.in(0).dtype(), [&](auto t) { pinv_typed<typename decltype(t)::type>(call); });
+  visit_lapack_dtype(call.in(0).dtype(),
+                     [&](auto t) { pinv_typed<typename decltype(t)::type>(call); });
 }
 void matrix_rank_kernel(const KernelCall& call) {
-  visit_lapack_dtype(call.in(0).dtype(), [&](auto t) { matrix_rank_typed<typename decltype(t)::type>(call); });
+  visit_lapack_dtype(call.in(0).dtype(),
+                     [&](auto t) { matrix_rank_typed<typename decltype(t)::type>(call); });
 }
 
 }  // namespace

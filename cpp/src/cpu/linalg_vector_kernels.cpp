@@ -58,7 +58,8 @@ struct AxesWalk {
   }
 
   /// Calls f(pointer) for every element, starting at base.
-  template <class F> void each(const char* base, F&& f) const {
+  template <class F>
+  void each(const char* base, F&& f) const {
     if (count == 0) return;
     if (shape.empty()) return f(base);
     const int last = shape.size() - 1;
@@ -77,13 +78,17 @@ struct AxesWalk {
   }
 };
 
-template <class T> double magnitude(const T& v) {
-  if constexpr (is_complex_v<T>) return std::abs(std::complex<double>(v.real(), v.imag()));
-  else return std::fabs(static_cast<double>(static_cast<compute_t<T>>(v)));
+template <class T>
+double magnitude(const T& v) {
+  if constexpr (is_complex_v<T>)
+    return std::abs(std::complex<double>(v.real(), v.imag()));
+  else
+    return std::fabs(static_cast<double>(static_cast<compute_t<T>>(v)));
 }
 
 // The p-norm of the elements the walk visits from base.
-template <class T> double vector_norm_of(const AxesWalk& walk, const char* base, double p) {
+template <class T>
+double vector_norm_of(const AxesWalk& walk, const char* base, double p) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   if (walk.count == 0) return p < 0 ? inf : 0.0;
   double largest = 0, smallest = inf, sum = 0;
@@ -116,14 +121,17 @@ template <class T> double vector_norm_of(const AxesWalk& walk, const char* base,
 
 // attrs.axes: the reduced axes; attrs.value: the order. The output has one element per
 // combination of the kept axes, in their order (keepdims only changes its shape).
-template <class T> void vector_norm_typed(const KernelCall& call) {
+template <class T>
+void vector_norm_typed(const KernelCall& call) {
   using R = lapack::real_t<T>;  // the output keeps the precision, drops the complex part
   const Tensor& x = call.in(0);
   const double p = call.attrs->value.to<double>();
   Dims kept;
   for (int d = 0, j = 0; d < x.ndim(); ++d) {
-    if (j < call.attrs->axes.size() && call.attrs->axes[j] == d) ++j;
-    else kept.push_back(d);
+    if (j < call.attrs->axes.size() && call.attrs->axes[j] == d)
+      ++j;
+    else
+      kept.push_back(d);
   }
   AxesWalk reduced(x, call.attrs->axes), outer(x, kept);
   R* out = reinterpret_cast<R*>(call.out().data());
@@ -146,9 +154,12 @@ void vector_norm_kernel(const KernelCall& call) {
 
 // ---- vecdot, cross, outer ------------------------------------------------------------------
 
-template <class C> C conj_if_complex(const C& v) {
-  if constexpr (is_complex_v<C>) return std::conj(v);
-  else return v;
+template <class C>
+C conj_if_complex(const C& v) {
+  if constexpr (is_complex_v<C>)
+    return std::conj(v);
+  else
+    return v;
 }
 
 // t without its axis `axis` (a view over the remaining ones).
@@ -164,7 +175,8 @@ int64_t byte_stride(const Tensor& t, int axis) {
 }
 
 // Inputs (..., K) with the contracted axis last, broadcast; output (...).
-template <class T> void vecdot_typed(const KernelCall& call) {
+template <class T>
+void vecdot_typed(const KernelCall& call) {
   using C = compute_t<T>;
   const Tensor &a = call.in(0), &b = call.in(1);
   const int last = a.ndim() - 1;
@@ -172,20 +184,21 @@ template <class T> void vecdot_typed(const KernelCall& call) {
   Tensor a_rows = drop_axis(a, last), b_rows = drop_axis(b, last);
   for_each_run<3>({&call.out(), &a_rows, &b_rows},
                   [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      const char* x = p[1] + i * s[1];
-      const char* y = p[2] + i * s[2];
-      C sum = C(0);
-      for (int64_t j = 0; j < k; ++j)
-        sum += C(conj_if_complex(C(*reinterpret_cast<const T*>(x + j * sa))) *
-                 C(*reinterpret_cast<const T*>(y + j * sb)));
-      *reinterpret_cast<T*>(p[0] + i * s[0]) = T(sum);
-    }
-  });
+                    for (int64_t i = 0; i < n; ++i) {
+                      const char* x = p[1] + i * s[1];
+                      const char* y = p[2] + i * s[2];
+                      C sum = C(0);
+                      for (int64_t j = 0; j < k; ++j)
+                        sum += C(conj_if_complex(C(*reinterpret_cast<const T*>(x + j * sa))) *
+                                 C(*reinterpret_cast<const T*>(y + j * sb)));
+                      *reinterpret_cast<T*>(p[0] + i * s[0]) = T(sum);
+                    }
+                  });
 }
 
 // Inputs broadcast to the output's shape; attrs.axes[0]: the axis of length 3.
-template <class T> void cross_typed(const KernelCall& call) {
+template <class T>
+void cross_typed(const KernelCall& call) {
   using C = compute_t<T>;
   const Tensor &a = call.in(0), &b = call.in(1);
   Tensor& out = call.out();
@@ -195,8 +208,8 @@ template <class T> void cross_typed(const KernelCall& call) {
   auto product = [](const char* x, const char* y) {  // rounded to T, like multiply
     return C(T(C(*reinterpret_cast<const T*>(x)) * C(*reinterpret_cast<const T*>(y))));
   };
-  for_each_run<3>({&o_rest, &a_rest, &b_rest},
-                  [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
+  for_each_run<3>({&o_rest, &a_rest, &b_rest}, [&](const std::array<char*, 3>& p,
+                                                   const std::array<int64_t, 3>& s, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
       const char* x = p[1] + i * s[1];
       const char* y = p[2] + i * s[2];
@@ -211,36 +224,43 @@ template <class T> void cross_typed(const KernelCall& call) {
 }
 
 // out[i, j] = a[i] * b[j]; the op hands a and b over broadcast to (N, M).
-template <class T> void outer_typed(const KernelCall& call) {
+template <class T>
+void outer_typed(const KernelCall& call) {
   using C = compute_t<T>;
   for_each_run<3>({&call.out(), &call.in(0), &call.in(1)},
                   [](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
-    for (int64_t i = 0; i < n; ++i)
-      *reinterpret_cast<T*>(p[0] + i * s[0]) =
-          T(C(*reinterpret_cast<const T*>(p[1] + i * s[1])) *
-            C(*reinterpret_cast<const T*>(p[2] + i * s[2])));
-  });
+                    for (int64_t i = 0; i < n; ++i)
+                      *reinterpret_cast<T*>(p[0] + i * s[0]) =
+                          T(C(*reinterpret_cast<const T*>(p[1] + i * s[1])) *
+                            C(*reinterpret_cast<const T*>(p[2] + i * s[2])));
+                  });
 }
 
 void vecdot_kernel(const KernelCall& call) {
   visit_dtype(call.out().dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) throw TypeError("vecdot needs a numeric dtype");
-    else vecdot_typed<T>(call);
+    if constexpr (std::is_same_v<T, bool>)
+      throw TypeError("vecdot needs a numeric dtype");
+    else
+      vecdot_typed<T>(call);
   });
 }
 void cross_kernel(const KernelCall& call) {
   visit_dtype(call.out().dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) throw TypeError("cross needs a numeric dtype");
-    else cross_typed<T>(call);
+    if constexpr (std::is_same_v<T, bool>)
+      throw TypeError("cross needs a numeric dtype");
+    else
+      cross_typed<T>(call);
   });
 }
 void outer_kernel(const KernelCall& call) {
   visit_dtype(call.out().dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) throw TypeError("outer needs a numeric dtype");
-    else outer_typed<T>(call);
+    if constexpr (std::is_same_v<T, bool>)
+      throw TypeError("outer needs a numeric dtype");
+    else
+      outer_typed<T>(call);
   });
 }
 
@@ -252,10 +272,8 @@ bool numeric(DType d) { return is_numeric(d); }
 void register_linalg_vector_kernels(KernelRegistry& registry) {
   add_linalg_kernel(registry, "vector_norm", "native", vector_norm_kernel,
                     "double accumulation, rescaled on overflow/underflow", floating);
-  add_linalg_kernel(registry, "vecdot", "native", vecdot_kernel, "strided dot products",
-                    numeric);
-  add_linalg_kernel(registry, "cross", "native", cross_kernel, "3-vector cross products",
-                    numeric);
+  add_linalg_kernel(registry, "vecdot", "native", vecdot_kernel, "strided dot products", numeric);
+  add_linalg_kernel(registry, "cross", "native", cross_kernel, "3-vector cross products", numeric);
   add_linalg_kernel(registry, "outer", "native", outer_kernel, "strided products", numeric);
 }
 
