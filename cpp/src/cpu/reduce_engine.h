@@ -30,7 +30,9 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <complex>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/thread_pool.h"
@@ -38,14 +40,20 @@
 
 namespace xrt::cpu::reduce {
 
-inline constexpr int64_t kChunk = 1 << 16;    // reduced elements per task, at most (about)
-inline constexpr int64_t kRowBlock = 1024;    // outputs per task of the outer strategy
-inline constexpr int64_t kMinTaskWork = 1 << 15;  // elements below which a task is inline
+inline constexpr int64_t kChunk = 1 << 16;          // reduced elements per task (about)
+inline constexpr int64_t kMinTaskWork = 1 << 15;    // elements below which work is inline
+inline constexpr int64_t kRowBlockBytes = 16 << 10; // accumulators of an outer-strategy task
+inline constexpr int64_t kMaxRowChunks = 16;        // row chunks of the outer strategy
 
-/// Independent accumulators of a contiguous run: four 512-bit vectors, 8 to 64 lanes.
+/// Independent accumulators of a contiguous run: two 512-bit vectors' worth, 8 to 64.
 template <class Acc> constexpr int kLanes =
-    sizeof(Acc) >= 16 ? 8 : (256 / sizeof(Acc) > 64 ? 64 : static_cast<int>(256 / sizeof(Acc)));
+    128 / sizeof(Acc) < 8 ? 8 : (128 / sizeof(Acc) > 64 ? 64 : static_cast<int>(128 / sizeof(Acc)));
 
+template <class T> constexpr bool kFloatLike =
+    std::is_floating_point_v<T> || std::is_same_v<T, std::complex<float>> ||
+    std::is_same_v<T, std::complex<double>>;
+
+/// The float32/float64 loops are cloned per instruction set.
 template <class R> constexpr bool kCloned =
     std::is_same_v<typename R::In, float> || std::is_same_v<typename R::In, double>;
 
@@ -54,7 +62,7 @@ template <class R> constexpr bool kCloned =
 
 // ---- Runs -------------------------------------------------------------------------------
 
-// The leaf of `lanes`: at most a few hundred elements, kLanes accumulators.
+// The leaf of `lanes`: at most 8 * K elements into K accumulators.
 template <class R, bool Contiguous>
 __attribute__((always_inline)) inline typename R::Acc lanes_leaf_body(
     const R& r, const typename R::In* x, int64_t n, int64_t stride, int64_t out) {
@@ -89,11 +97,11 @@ XRT_REDUCE_CLONES typename R::Acc lanes_leaf_cloned(const R& r, const typename R
   return lanes_leaf_body<R, Contiguous>(r, x, n, stride, out);
 }
 
-/// Reduces n elements x[0], x[stride], ...: leaves of 8 * kLanes elements, halved
-/// pairwise above (split points are multiples of the lane count).
+/// Reduces n elements x[0], x[stride], ...: leaves of 8 * K elements, halved pairwise
+/// above (split points are multiples of the lane count K).
 template <class R, bool Contiguous>
-typename R::Acc lanes(const R& r, const typename R::In* x, int64_t n, int64_t stride,
-                      int64_t out) {
+__attribute__((noinline)) typename R::Acc lanes(const R& r, const typename R::In* x, int64_t n,
+                                                int64_t stride, int64_t out) {
   constexpr int K = Contiguous ? kLanes<typename R::Acc> : 8;
   if (n > 8 * K) {
     int64_t half = n / 2 / K * K;
@@ -105,13 +113,23 @@ typename R::Acc lanes(const R& r, const typename R::In* x, int64_t n, int64_t st
 }
 
 /// One run of n elements, stride in elements; `position` is the index of its first
-/// element among the output's reduced elements (indexed reducers only).
+/// element among the output's reduced elements. A reducer with a `run` member reduces its
+/// runs itself; strided runs are pairwise only where rounding makes the order matter.
 template <class R>
 typename R::Acc reduce_run(const R& r, const typename R::In* x, int64_t n, int64_t stride,
                            int64_t out, int64_t position) {
-  if constexpr (R::kIndexed) return r.run(x, n, stride, position);
-  else if (stride == 1) return lanes<R, true>(r, x, n, 1, out);
-  else return lanes<R, false>(r, x, n, stride, out);
+  if constexpr (requires { r.run(x, n, stride, position); }) {
+    return r.run(x, n, stride, position);
+  } else {
+    if (stride == 1) return lanes<R, true>(r, x, n, 1, out);
+    if constexpr (kFloatLike<typename R::Acc>) {
+      return lanes<R, false>(r, x, n, stride, out);
+    } else {
+      typename R::Acc a = r.identity();
+      for (int64_t i = 0; i < n; ++i) a = r.combine(a, r.map(x[i * stride], out, 0));
+      return a;
+    }
+  }
 }
 
 // ---- Layout -----------------------------------------------------------------------------
@@ -295,30 +313,35 @@ template <class R> class Reduction {
                                  std::min(rows, (c + 1) * per_chunk), i);
       }
     });
-    combine_partials(partial, chunks, 1);
+    combine_partials(partial, chunks);
   }
 
   // Outer strategy: blocks of contiguous outputs x chunks of the reduced box's rows; every
-  // reduced element position contributes one row to the block's accumulators.
+  // reduced element position contributes one row to the block's accumulators. Blocks are
+  // as wide as kRowBlockBytes of accumulators allow, so that a task streams through whole
+  // rows; rows are split (into at most kMaxRowChunks chunks) only when the blocks alone
+  // are too few tasks for the cores.
   void run_outer() {
+    constexpr int64_t block = kRowBlockBytes / sizeof(Acc);
     const Box& b = reduced_;
     int64_t nout = kept_.numel, width = kept_.shape[kept_.ndim() - 1];
-    int64_t outer = nout / width, blocks = (width + kRowBlock - 1) / kRowBlock;
+    int64_t outer = nout / width, blocks = (width + block - 1) / block;
     int64_t rows = b.shape[0], per_row = b.numel / rows;
-    int64_t block_width = std::min(width, kRowBlock);
-    // Split the rows only when the blocks alone are too few tasks for the cores.
-    int64_t per_chunk = outer * blocks >= 8 ? rows
-                        : std::max<int64_t>(1, kChunk / (block_width * per_row));
-    int64_t chunks = (rows + per_chunk - 1) / per_chunk;
+    int64_t chunks = 1;
+    if (outer * blocks < 8)
+      chunks = std::clamp<int64_t>(std::min(width, block) * b.numel / kChunk, 1,
+                                   std::min(rows, kMaxRowChunks));
+    int64_t per_chunk = (rows + chunks - 1) / chunks;
+    chunks = (rows + per_chunk - 1) / per_chunk;
     std::vector<Acc> partial(chunks > 1 ? static_cast<size_t>(nout * chunks) : 0);
-    int64_t work = block_width * per_chunk * per_row;
+    int64_t work = std::min(width, block) * per_chunk * per_row;
     int64_t grain = std::max<int64_t>(1, kMinTaskWork / work);
     parallel_for(outer * blocks * chunks, grain, [&](int64_t begin, int64_t end) {
-      Acc acc[kRowBlock];
+      Acc acc[block];
       for (int64_t t = begin; t < end; ++t) {
-        int64_t c = t % chunks, block = t / chunks % blocks, o = t / chunks / blocks;
-        int64_t first = o * width + block * kRowBlock;
-        int64_t n = std::min(kRowBlock, width - block * kRowBlock);
+        int64_t c = t % chunks, k = t / chunks % blocks, o = t / chunks / blocks;
+        int64_t first = o * width + k * block;
+        int64_t n = std::min(block, width - k * block);
         const In* row = base_ + BoxCursor(kept_, first).offset;
         for (int64_t j = 0; j < n; ++j) acc[j] = r_.identity();
         for_each_sub_box(b, b.ndim(), c * per_chunk, std::min(rows, (c + 1) * per_chunk),
@@ -326,18 +349,17 @@ template <class R> class Reduction {
           if constexpr (kCloned<R>) accumulate_row_cloned(r_, acc, row + offset, n, first, position);
           else accumulate_row(r_, acc, row + offset, n, first, position);
         });
-        if (chunks == 1) {
-          for (int64_t j = 0; j < n; ++j) out_[first + j] = r_.finalize(acc[j], b.numel, first + j);
-        } else {
-          for (int64_t j = 0; j < n; ++j) partial[(first + j) * chunks + c] = acc[j];
+        for (int64_t j = 0; j < n; ++j) {
+          if (chunks == 1) out_[first + j] = r_.finalize(acc[j], b.numel, first + j);
+          else partial[(first + j) * chunks + c] = acc[j];
         }
       }
     });
-    if (chunks > 1) combine_partials(partial, chunks, 1);
+    if (chunks > 1) combine_partials(partial, chunks);
   }
 
   // out[i] = finalize(partial[i * chunks] + ... + partial[i * chunks + chunks - 1]).
-  void combine_partials(const std::vector<Acc>& partial, int64_t chunks, int64_t) {
+  void combine_partials(const std::vector<Acc>& partial, int64_t chunks) {
     int64_t nout = kept_.numel;
     for (int64_t i = 0; i < nout; ++i) {
       Acc a = partial[i * chunks];

@@ -78,7 +78,7 @@ template <class R> void scan(const R& r, const Tensor& x, const Tensor& out, int
 template <template <class, class> class Family> void scan_kernel(const KernelCall& call) {
   const Tensor& x = call.in(0);
   int axis = static_cast<int>(call.attrs->axes[0]);
-  bool direct = visit_accumulation<false>(x.dtype(), call.out().dtype(), [&](auto in, auto out) {
+  bool direct = visit_accumulation<false, true>(x.dtype(), call.out().dtype(), [&](auto in, auto out) {
     scan(Family<typename decltype(in)::type, typename decltype(out)::type>{}, x, call.out(), axis);
   });
   if (direct) return;
