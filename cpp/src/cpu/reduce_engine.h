@@ -147,9 +147,11 @@ struct Box {
         int d = static_cast<int>(a);
         if (x.strides()[d] < 0 && x.shape()[d] > 1) base_offset += (x.shape()[d] - 1) * x.strides()[d];
       }
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return std::abs(x.strides()[static_cast<int>(a)]) > std::abs(x.strides()[static_cast<int>(b)]);
-      });
+      // Insertion sort by decreasing |stride| (stable, allocation-free; a few axes).
+      auto size = [&](int64_t a) { return std::abs(x.strides()[static_cast<int>(a)]); };
+      for (int i = 1; i < order.size(); ++i)
+        for (int j = i; j > 0 && size(order[j - 1]) < size(order[j]); --j)
+          std::swap(order[j - 1], order[j]);
     }
     for (int64_t a : order) {
       int d = static_cast<int>(a);
@@ -237,6 +239,12 @@ XRT_REDUCE_CLONES void accumulate_row_cloned(const R& r, typename R::Acc* acc,
 
 // ---- The engine -------------------------------------------------------------------------
 
+/// parallel_for, but a single task runs here directly (no std::function on the small path).
+template <class F> void run_tasks(int64_t n, int64_t grain, F&& fn) {
+  if (n <= grain) return fn(int64_t(0), n);
+  parallel_for(n, grain, fn);
+}
+
 /// Reduces x over axes (sorted, non-negative) into out, the contiguous result of the
 /// kept axes in row-major order.
 template <class R> class Reduction {
@@ -297,7 +305,7 @@ template <class R> class Reduction {
     int64_t chunks = (rows + per_chunk - 1) / per_chunk;
     if (chunks == 1) {
       int64_t grain = std::max<int64_t>(1, kMinTaskWork / b.numel);
-      parallel_for(nout, grain, [&](int64_t begin, int64_t end) {
+      run_tasks(nout, grain, [&](int64_t begin, int64_t end) {
         BoxCursor cursor(kept_, begin);
         for (int64_t i = begin; i < end; ++i, cursor.next())
           out_[i] = r_.finalize(reduce_rows(base_ + cursor.offset, 0, rows, i), b.numel, i);
@@ -305,7 +313,7 @@ template <class R> class Reduction {
       return;
     }
     std::vector<Acc> partial(static_cast<size_t>(nout * chunks));
-    parallel_for(nout * chunks, 1, [&](int64_t begin, int64_t end) {
+    run_tasks(nout * chunks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
         int64_t i = t / chunks, c = t % chunks;
         BoxCursor cursor(kept_, i);
@@ -336,7 +344,7 @@ template <class R> class Reduction {
     std::vector<Acc> partial(chunks > 1 ? static_cast<size_t>(nout * chunks) : 0);
     int64_t work = std::min(width, block) * per_chunk * per_row;
     int64_t grain = std::max<int64_t>(1, kMinTaskWork / work);
-    parallel_for(outer * blocks * chunks, grain, [&](int64_t begin, int64_t end) {
+    run_tasks(outer * blocks * chunks, grain, [&](int64_t begin, int64_t end) {
       Acc acc[block];
       for (int64_t t = begin; t < end; ++t) {
         int64_t c = t % chunks, k = t / chunks % blocks, o = t / chunks / blocks;

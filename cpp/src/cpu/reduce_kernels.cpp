@@ -49,6 +49,12 @@ __attribute__((always_inline)) inline T blind_extremum_body(const T* x, int64_t 
       step(m[u], v);
       probe[u] += v;
     }
+  for (; i + W <= n; i += W) {
+    V v;
+    std::memcpy(&v, x + i, Bytes);
+    step(m[0], v);
+    probe[0] += v;
+  }
   for (int u = 1; u < U; ++u) step(m[0], m[u]), probe[0] += probe[u];
   T result = m[0][0], sum = probe[0][0];
   for (int j = 1; j < W; ++j) step(result, m[0][j]), sum += probe[0][j];
