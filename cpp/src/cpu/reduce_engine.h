@@ -108,8 +108,10 @@ __attribute__((noinline)) typename R::Acc lanes(const R& r, const typename R::In
     auto a = lanes<R, Contiguous>(r, x, half, stride, out);
     return r.combine(a, lanes<R, Contiguous>(r, x + half * stride, n - half, stride, out));
   }
-  if constexpr (kCloned<R> && Contiguous) return lanes_leaf_cloned<R, Contiguous>(r, x, n, stride, out);
-  else return lanes_leaf<R, Contiguous>(r, x, n, stride, out);
+  if constexpr (kCloned<R> && Contiguous)
+    return lanes_leaf_cloned<R, Contiguous>(r, x, n, stride, out);
+  else
+    return lanes_leaf<R, Contiguous>(r, x, n, stride, out);
 }
 
 /// One run of n elements, stride in elements; `position` is the index of its first
@@ -145,7 +147,8 @@ struct Box {
     if (memory_order) {
       for (int64_t a : order) {
         int d = static_cast<int>(a);
-        if (x.strides()[d] < 0 && x.shape()[d] > 1) base_offset += (x.shape()[d] - 1) * x.strides()[d];
+        if (x.strides()[d] < 0 && x.shape()[d] > 1)
+          base_offset += (x.shape()[d] - 1) * x.strides()[d];
       }
       // Insertion sort by decreasing |stride| (stable, allocation-free; a few axes).
       auto size = [&](int64_t a) { return std::abs(x.strides()[static_cast<int>(a)]); };
@@ -287,7 +290,8 @@ template <class R> class Reduction {
   Acc reduce_rows(const In* at, int64_t row0, int64_t row1, int64_t out) const {
     const Box& b = reduced_;
     int last = b.ndim() - 1;
-    if (last == 0) return reduce_run(r_, at + row0 * b.strides[0], row1 - row0, b.strides[0], out, row0);
+    if (last == 0)
+      return reduce_run(r_, at + row0 * b.strides[0], row1 - row0, b.strides[0], out, row0);
     int64_t run = b.shape[last];
     Acc a = r_.identity();
     for_each_sub_box(b, last, row0, row1, [&](int64_t offset, int64_t ordinal) {
@@ -354,8 +358,10 @@ template <class R> class Reduction {
         for (int64_t j = 0; j < n; ++j) acc[j] = r_.identity();
         for_each_sub_box(b, b.ndim(), c * per_chunk, std::min(rows, (c + 1) * per_chunk),
                          [&](int64_t offset, int64_t position) {
-          if constexpr (kCloned<R>) accumulate_row_cloned(r_, acc, row + offset, n, first, position);
-          else accumulate_row(r_, acc, row + offset, n, first, position);
+          if constexpr (kCloned<R>)
+            accumulate_row_cloned(r_, acc, row + offset, n, first, position);
+          else
+            accumulate_row(r_, acc, row + offset, n, first, position);
         });
         for (int64_t j = 0; j < n; ++j) {
           if (chunks == 1) out_[first + j] = r_.finalize(acc[j], b.numel, first + j);
@@ -384,7 +390,8 @@ template <class R> class Reduction {
 };
 
 /// Runs reducer r over x's axes into out (contiguous, kept axes in row-major order).
-template <class R> void reduce(const R& r, const Tensor& x, const Dims& axes, typename R::Out* out) {
+template <class R>
+void reduce(const R& r, const Tensor& x, const Dims& axes, typename R::Out* out) {
   Reduction<R>(r, x, axes, out).run();
 }
 

@@ -206,7 +206,8 @@ template <class T> T* out_data(const KernelCall& call) {
 template <template <class, class> class Family, bool FloatOnly, bool Widen>
 void accumulate_kernel(const KernelCall& call) {
   const Tensor& x = call.in(0);
-  bool direct = visit_accumulation<FloatOnly, Widen>(x.dtype(), call.out().dtype(), [&](auto in, auto out) {
+  DType out_dtype = call.out().dtype();
+  bool direct = visit_accumulation<FloatOnly, Widen>(x.dtype(), out_dtype, [&](auto in, auto out) {
     using Out = typename decltype(out)::type;
     reduce(Family<typename decltype(in)::type, Out>{}, x, call.attrs->axes, out_data<Out>(call));
   });
@@ -218,7 +219,8 @@ void accumulate_kernel(const KernelCall& call) {
 
 // max, min, argmax, argmin: reducers of the input's type (bool read as uint8); complex
 // inputs have no order (the ops refuse them first).
-template <template <class, bool> class Family, bool Max> void ordered_kernel(const KernelCall& call) {
+template <template <class, bool> class Family, bool Max>
+void ordered_kernel(const KernelCall& call) {
   visit_dtype(call.in(0).dtype(), [&](auto tag) {
     using T = std::conditional_t<std::is_same_v<typename decltype(tag)::type, bool>, uint8_t,
                                  typename decltype(tag)::type>;

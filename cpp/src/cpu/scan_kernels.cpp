@@ -69,7 +69,8 @@ template <class R> void scan(const R& r, const Tensor& x, const Tensor& out, int
   };
   int64_t grain = std::max<int64_t>(1, kParallelGrain / length);
   if (plan.numel <= grain) return plan.walk(0, plan.numel, inner);
-  parallel_for(plan.numel, grain, [&](int64_t begin, int64_t end) { plan.walk(begin, end, inner); });
+  parallel_for(plan.numel, grain,
+               [&](int64_t begin, int64_t end) { plan.walk(begin, end, inner); });
 }
 
 // cumulative_sum / cumulative_prod: out (a view: the op wrote the initial value, if any)
@@ -77,7 +78,8 @@ template <class R> void scan(const R& r, const Tensor& x, const Tensor& out, int
 template <template <class, class> class Family> void scan_kernel(const KernelCall& call) {
   const Tensor& x = call.in(0);
   int axis = static_cast<int>(call.attrs->axes[0]);
-  bool direct = visit_accumulation<false, true>(x.dtype(), call.out().dtype(), [&](auto in, auto out) {
+  DType out_dtype = call.out().dtype();
+  bool direct = visit_accumulation<false, true>(x.dtype(), out_dtype, [&](auto in, auto out) {
     scan(Family<typename decltype(in)::type, typename decltype(out)::type>{}, x, call.out(), axis);
   });
   if (direct) return;
