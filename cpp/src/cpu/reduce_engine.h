@@ -62,7 +62,8 @@ template <class R> constexpr bool kCloned =
 
 // ---- Runs -------------------------------------------------------------------------------
 
-// The leaf of `lanes`: at most 8 * K elements into K accumulators.
+// The leaf of `lanes`: at most 16 * K elements into K accumulators (16 per lane, as in
+// NumPy's pairwise sum).
 template <class R, bool Contiguous>
 __attribute__((always_inline)) inline typename R::Acc lanes_leaf_body(
     const R& r, const typename R::In* x, int64_t n, int64_t stride, int64_t out) {
@@ -97,13 +98,13 @@ XRT_REDUCE_CLONES typename R::Acc lanes_leaf_cloned(const R& r, const typename R
   return lanes_leaf_body<R, Contiguous>(r, x, n, stride, out);
 }
 
-/// Reduces n elements x[0], x[stride], ...: leaves of 8 * K elements, halved pairwise
+/// Reduces n elements x[0], x[stride], ...: leaves of 16 * K elements, halved pairwise
 /// above (split points are multiples of the lane count K).
 template <class R, bool Contiguous>
 __attribute__((noinline)) typename R::Acc lanes(const R& r, const typename R::In* x, int64_t n,
                                                 int64_t stride, int64_t out) {
   constexpr int K = Contiguous ? kLanes<typename R::Acc> : 8;
-  if (n > 8 * K) {
+  if (n > 16 * K) {
     int64_t half = n / 2 / K * K;
     auto a = lanes<R, Contiguous>(r, x, half, stride, out);
     return r.combine(a, lanes<R, Contiguous>(r, x + half * stride, n - half, stride, out));
