@@ -47,7 +47,8 @@ std::optional<int64_t> axis_arg(nb::handle axis, const char* op) {
 
 double correction_arg(nb::handle c, const char* op) {
   if (is_int(c) || PyFloat_Check(c.ptr())) return nb::cast<double>(c);
-  throw TypeError(std::string(op) + ": correction must be an int or a float, got " + python_type(c));
+  throw TypeError(std::string(op) + ": correction must be an int or a float, got " +
+                  python_type(c));
 }
 
 // diff's prepend/append: None, a tensor, or (NumPy-style) a Python scalar, which takes x's

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "xpuruntime/dispatcher.h"
+#include "xpuruntime/elementwise.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/ops.h"
 
@@ -279,9 +280,10 @@ Tensor any(const Tensor& x, const OptionalAxes& axes, bool keepdims) {
   return reduce(id, x, plan(x, axes, keepdims, "any"), DType::Bool);
 }
 
+// Note: diff is a composition: n subtractions (not_equal for bool, as NumPy does) of two
+// shifted views, through the elementwise op; it needs no kernel of its own.
 Tensor diff(const Tensor& x, int64_t axis, int64_t n, const std::optional<Tensor>& prepend,
             const std::optional<Tensor>& append) {
-  static const OpId id = op_id("diff");
   if (x.ndim() == 0) throw ValueError("diff: x must have at least one dimension");
   int a = check_axis(axis, x.ndim(), "diff");
   if (n < 0) throw ValueError("diff: n must be non-negative, got " + std::to_string(n));
@@ -289,17 +291,11 @@ Tensor diff(const Tensor& x, int64_t axis, int64_t n, const std::optional<Tensor
   if (prepend) dtype = result_type(dtype, prepend->dtype());
   if (append) dtype = result_type(dtype, append->dtype());
   Tensor current = prepend || append ? join(x, a, prepend, append, dtype) : x;
+  BinaryOp difference = dtype == DType::Bool ? BinaryOp::not_equal : BinaryOp::subtract;
   for (int64_t i = 0; i < n; ++i) {
     int64_t length = current.shape()[a];
-    Dims shape = current.shape();
-    shape[a] = length > 0 ? length - 1 : 0;
-    Tensor next = empty(shape, dtype, x.device());
-    if (shape[a] > 0) {
-      Tensor later = slice(current, a, 1, length), earlier = slice(current, a, 0, length - 1);
-      const Tensor* inputs[] = {&later, &earlier};
-      dispatch(id, KernelCall{inputs, 2, &next, 1, nullptr});
-    }
-    current = next;
+    if (length == 0) break;
+    current = binary(difference, slice(current, a, 1, length), slice(current, a, 0, length - 1));
   }
   return current;
 }

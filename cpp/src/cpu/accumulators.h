@@ -83,9 +83,10 @@ template <class In_, class Out_> struct Prod {
 Tensor cast_input(const Tensor& x, DType dtype);
 
 /// Calls f(Tag<In>{}, Tag<Out>{}) for a sum-like op from x's dtype to out, when the pair has
-/// a direct loop: the same dtype, the default result dtype of a sum, or float32 -> float64
-/// (FloatOnly: floating inputs only). Returns false otherwise: the caller casts x first.
-template <bool FloatOnly, class F> bool visit_accumulation(DType x, DType out, F&& f) {
+/// a direct loop: the same dtype, float32 -> float64, or (Widen) the default result dtype
+/// of a sum of integers; FloatOnly: floating inputs only. Returns false otherwise: the
+/// caller casts x first.
+template <bool FloatOnly, bool Widen, class F> bool visit_accumulation(DType x, DType out, F&& f) {
   return visit_dtype(x, [&](auto tag) {
     using In = typename decltype(tag)::type;
     if constexpr (FloatOnly && std::is_integral_v<In>) {
@@ -93,7 +94,7 @@ template <bool FloatOnly, class F> bool visit_accumulation(DType x, DType out, F
     } else {
       if constexpr (!std::is_same_v<In, bool>)
         if (out == x) return f(tag, tag), true;
-      if constexpr (std::is_integral_v<In> && !std::is_same_v<default_sum_t<In>, In>)
+      if constexpr (Widen && std::is_integral_v<In> && !std::is_same_v<default_sum_t<In>, In>)
         if (out == dtype_of<default_sum_t<In>>()) return f(tag, Tag<default_sum_t<In>>{}), true;
       if constexpr (std::is_same_v<In, float>)
         if (out == DType::Float64) return f(tag, Tag<double>{}), true;

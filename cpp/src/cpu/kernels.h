@@ -29,7 +29,7 @@ namespace avx512 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
 void where_kernel(const KernelCall& call);  // out = in0 ? in1 : in2
 
 void register_reduction_kernels(KernelRegistry& registry);  // sum ... std, argmax, ...
-void register_scan_kernels(KernelRegistry& registry);       // cumulative_sum/prod, diff
+void register_scan_kernels(KernelRegistry& registry);       // cumulative_sum/prod
 
 void register_index_kernels(KernelRegistry& registry);  // index_kernels.cpp
 void register_creation_kernels(KernelRegistry& registry);  // linspace, tril, triu

@@ -1,5 +1,4 @@
-// cpp/src/cpu/scan_kernels.cpp: kernels along one axis: cumulative sums and products, and
-// the first differences of diff.
+// cpp/src/cpu/scan_kernels.cpp: cumulative sums and products along one axis.
 //
 // - A scan is sequential along its axis (each result is the previous one combined with the
 //   next element, exactly as repeated add/multiply would give), so the work is shared out
@@ -70,7 +69,8 @@ template <class R> void scan(const R& r, const Tensor& x, const Tensor& out, int
   };
   int64_t grain = std::max<int64_t>(1, kParallelGrain / length);
   if (plan.numel <= grain) return plan.walk(0, plan.numel, inner);
-  parallel_for(plan.numel, grain, [&](int64_t begin, int64_t end) { plan.walk(begin, end, inner); });
+  parallel_for(plan.numel, grain,
+               [&](int64_t begin, int64_t end) { plan.walk(begin, end, inner); });
 }
 
 // cumulative_sum / cumulative_prod: out (a view: the op wrote the initial value, if any)
@@ -78,41 +78,14 @@ template <class R> void scan(const R& r, const Tensor& x, const Tensor& out, int
 template <template <class, class> class Family> void scan_kernel(const KernelCall& call) {
   const Tensor& x = call.in(0);
   int axis = static_cast<int>(call.attrs->axes[0]);
-  bool direct = visit_accumulation<false>(x.dtype(), call.out().dtype(), [&](auto in, auto out) {
+  DType out_dtype = call.out().dtype();
+  bool direct = visit_accumulation<false, true>(x.dtype(), out_dtype, [&](auto in, auto out) {
     scan(Family<typename decltype(in)::type, typename decltype(out)::type>{}, x, call.out(), axis);
   });
   if (direct) return;
   Tensor cast = cast_input(x, call.out().dtype());
   const Tensor* inputs[] = {&cast};
   scan_kernel<Family>(KernelCall{inputs, 1, call.outputs, 1, call.attrs});
-}
-
-// out = in(0) - in(1), all of one dtype and shape (diff passes two shifted views); for bool,
-// "differs" (NumPy's diff of booleans).
-void difference_kernel(const KernelCall& call) {
-  visit_dtype(call.out().dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    for_each_run<3>({&call.out(), &call.in(0), &call.in(1)},
-                    [](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
-      auto difference = [](T a, T b) {
-        if constexpr (std::is_same_v<T, bool>) return a != b;
-        else return T(C(a) - C(b));
-      };
-      constexpr int64_t z = sizeof(T);
-      if (s[0] == z && s[1] == z && s[2] == z) {
-        T* o = reinterpret_cast<T*>(p[0]);
-        const T* a = reinterpret_cast<const T*>(p[1]);
-        const T* b = reinterpret_cast<const T*>(p[2]);
-        for (int64_t i = 0; i < n; ++i) o[i] = difference(a[i], b[i]);
-        return;
-      }
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) =
-            difference(*reinterpret_cast<const T*>(p[1] + i * s[1]),
-                       *reinterpret_cast<const T*>(p[2] + i * s[2]));
-    });
-  });
 }
 
 struct ScanEntry {
@@ -124,7 +97,6 @@ struct ScanEntry {
 const ScanEntry kScans[] = {
     {"cumulative_sum", scan_kernel<Sum>, "sequential along the axis, lines side by side"},
     {"cumulative_prod", scan_kernel<Prod>, "sequential along the axis, lines side by side"},
-    {"diff", difference_kernel, "difference of two shifted views"},
 };
 
 }  // namespace
