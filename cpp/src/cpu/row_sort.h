@@ -11,8 +11,8 @@
 // - argsort: keys of at most 32 bits are packed with the index into one 64-bit word
 //   (key high, index low), so any sort of the words is a stable argsort; 64-bit keys
 //   travel with an index array through the radix sort.
-// Complex rows (used by unique) sort lexicographically by the keys of their real and
-// imaginary parts with std::stable_sort.
+// Complex rows (used by unique) sort by the keys of their real and imaginary parts with
+// std::stable_sort, in NumPy's order.
 #pragma once
 #include <algorithm>
 #include <complex>
@@ -39,15 +39,17 @@ template <class T> class RowSorter {
   void sort(Row<T> x, int64_t n, char* out, int64_t out_step, bool descending) {
     if (n == 0) return;
     const Key flip = descending ? kAll : Key(0);
-    keys_.resize(static_cast<size_t>(n));
-    bool special = false;
-    for (int64_t i = 0; i < n; ++i) {
-      keys_[i] = Key(SortKey<T>::of(x[i]) ^ flip);
-      if constexpr (SortKey<T>::kFloat) special |= SortKey<T>::special(SortKey<T>::bits(x[i]));
+    // A contiguous output doubles as the key buffer: keys in, sorted, bits out in place.
+    const bool in_place = out_step == int64_t(sizeof(T));
+    Key* keys = in_place ? reinterpret_cast<Key*>(out) : buffer(keys_, n);
+    bool special = encode(x, n, keys, flip);
+    const Key* sorted = sort_keys(keys, n);
+    if (in_place) {
+      decode_bits<T>(sorted, n, keys, flip);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(out + i * out_step) = SortKey<T>::value(Key(sorted[i] ^ flip));
     }
-    const Key* sorted = sort_keys(n);
-    for (int64_t i = 0; i < n; ++i)
-      *reinterpret_cast<T*>(out + i * out_step) = SortKey<T>::value(Key(sorted[i] ^ flip));
     if constexpr (SortKey<T>::kFloat) {
       if (special) restore_zeros_and_nans(x, n, out, out_step, descending);
     }
@@ -60,35 +62,57 @@ template <class T> class RowSorter {
     if (n == 0) return;
     const Key flip = descending ? kAll : Key(0);
     if (sizeof(Key) <= 4 && n <= int64_t(UINT32_MAX)) {
-      words_.resize(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i)
-        words_[i] = uint64_t(Key(SortKey<T>::of(x[i]) ^ flip)) << 32 | uint64_t(i);
+      uint64_t* words = buffer(words_, n);
+      if (x.step == int64_t(sizeof(T))) {
+        encode_words(reinterpret_cast<const T*>(x.data), n, words, flip);
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          words[i] = uint64_t(Key(SortKey<T>::of(x[i]) ^ flip)) << 32 | uint64_t(i);
+      }
       const uint64_t* sorted = sort_words(n);
-      for (int64_t i = 0; i < n; ++i) out[i * out_step] = int64_t(sorted[i] & UINT32_MAX);
+      if (out_step == 1) {
+        for (int64_t i = 0; i < n; ++i) out[i] = int64_t(sorted[i] & UINT32_MAX);
+      } else {
+        for (int64_t i = 0; i < n; ++i) out[i * out_step] = int64_t(sorted[i] & UINT32_MAX);
+      }
       if (sorted_keys)
         for (int64_t i = 0; i < n; ++i) sorted_keys[i] = Key(Key(sorted[i] >> 32) ^ flip);
       return;
     }
-    keys_.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) keys_[i] = Key(SortKey<T>::of(x[i]) ^ flip);
+    encode(x, n, buffer(keys_, n), flip);
     if (n <= int64_t(UINT32_MAX)) sort_pairs<uint32_t>(n, out, out_step, sorted_keys, flip);
     else sort_pairs<uint64_t>(n, out, out_step, sorted_keys, flip);
   }
 
  private:
-  const Key* sort_keys(int64_t n) {
+  template <class V> static V* buffer(std::vector<V>& v, int64_t n) {
+    if (int64_t(v.size()) < n) v.resize(static_cast<size_t>(n));
+    return v.data();
+  }
+
+  // keys[i] = key(x[i]) ^ flip; whether x holds -0.0 or NaN.
+  static bool encode(Row<T> x, int64_t n, Key* keys, Key flip) {
+    if (x.step == int64_t(sizeof(T))) return encode_keys(reinterpret_cast<const T*>(x.data), n, keys, flip);
+    Key special = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      keys[i] = Key(SortKey<T>::of(x[i]) ^ flip);
+      if constexpr (SortKey<T>::kFloat) special |= Key(SortKey<T>::special(SortKey<T>::bits(x[i])));
+    }
+    return special != 0;
+  }
+
+  const Key* sort_keys(Key* keys, int64_t n) {
     if (n <= 16) {
-      insertion_sort(keys_.data(), n);
-      return keys_.data();
+      insertion_sort(keys, n);
+      return keys;
     }
     if constexpr (sizeof(Key) >= 4) {
       if (have_avx512_sort()) {
-        avx512_sort(keys_.data(), n);
-        return keys_.data();
+        avx512_sort(keys, n);
+        return keys;
       }
     }
-    key_tmp_.resize(static_cast<size_t>(n));
-    return radix_sort(keys_.data(), key_tmp_.data(), n);
+    return radix_sort(keys, buffer(key_tmp_, n), n);
   }
 
   const uint64_t* sort_words(int64_t n) {
@@ -96,22 +120,20 @@ template <class T> class RowSorter {
       insertion_sort(words_.data(), n);
       return words_.data();
     }
-    word_tmp_.resize(static_cast<size_t>(n));
-    return radix_sort(words_.data(), word_tmp_.data(), n, /*low_bit=*/32);
+    return radix_sort(words_.data(), buffer(word_tmp_, n), n, /*low_bit=*/32);
   }
 
   template <class I>
   void sort_pairs(int64_t n, int64_t* out, int64_t out_step, Key* sorted_keys, Key flip) {
-    std::vector<I> index(static_cast<size_t>(n)), index_tmp;
+    std::vector<I> index(static_cast<size_t>(n)), index_tmp;  // (rare: 64-bit keys)
     for (int64_t i = 0; i < n; ++i) index[i] = I(i);
     const Key* keys = keys_.data();
     const I* order = index.data();
     if (n <= 16) {
       insertion_sort(keys_.data(), n, index.data());
     } else {
-      key_tmp_.resize(static_cast<size_t>(n));
       index_tmp.resize(static_cast<size_t>(n));
-      if (radix_sort_pairs(keys_.data(), index.data(), key_tmp_.data(), index_tmp.data(), n)) {
+      if (radix_sort_pairs(keys_.data(), index.data(), buffer(key_tmp_, n), index_tmp.data(), n)) {
         keys = key_tmp_.data();
         order = index_tmp.data();
       }
@@ -147,13 +169,19 @@ template <class T> class RowSorter {
   std::vector<uint64_t> words_, word_tmp_;
 };
 
-/// Complex rows: lexicographic by (real, imaginary), each part in its real sort order.
+/// Complex rows: NumPy's order, lexicographic by (real, imaginary) within the classes
+/// R + Rj < R + NaNj < NaN + Rj < NaN + NaNj.
 template <class F> class RowSorter<std::complex<F>> {
  public:
   using Key = key_t<F>;
   struct Pair {
     Key re, im;
-    bool operator<(const Pair& o) const { return re != o.re ? re < o.re : im < o.im; }
+    int nan_class() const { return (re == Key(~Key(0))) * 2 + (im == Key(~Key(0))); }
+    bool operator<(const Pair& o) const {
+      int a = nan_class(), b = o.nan_class();
+      if (a != b) return a < b;
+      return re != o.re ? re < o.re : im < o.im;
+    }
   };
 
   void argsort(Row<std::complex<F>> x, int64_t n, int64_t* out, int64_t out_step,
