@@ -119,6 +119,21 @@ def test_long_rows_match_numpy(name, n):
                             expected_argsort(a, 0, True))
 
 
+@pytest.mark.parametrize("values", [
+    1.0 + np.arange(-3000, 3000) * np.finfo(np.float64).eps,   # equal top bits
+    np.concatenate([np.arange(5000) + 2.0**45, np.arange(5000) - 2.0**45]),
+    np.array([2**62, -2**62, 3, 2**62 + 1, -2**62 - 1, 3, 2**62], dtype=np.int64),
+], ids=["float-ulps", "int-far-apart", "int-extremes"])
+def test_argsort_of_64_bit_keys_that_share_their_top_bits(values):
+    rng = np.random.default_rng(2)
+    a = np.repeat(values, 3)[rng.permutation(3 * values.size)]
+    if a.dtype == np.float64 and values[0] > 1e10:
+        a = a.astype(np.int64)
+    for descending in (False, True):
+        assert_tensor_equal(xrt.argsort(xrt.asarray(a), descending=descending),
+                            expected_argsort(a, 0, descending))
+
+
 @pytest.mark.parametrize("data", ["sorted", "reversed", "equal", "sawtooth"])
 def test_adversarial_orders(data):
     n = 100000

@@ -9,8 +9,10 @@
 //   that rewrites the block of zeros and the block of NaNs from the input, in input order
 //   (what a stable sort of the values would have produced).
 // - argsort: keys of at most 32 bits are packed with the index into one 64-bit word
-//   (key high, index low), so any sort of the words is a stable argsort; 64-bit keys
-//   travel with an index array through the radix sort.
+//   (key high, index low), so any sort of the words is a stable argsort. 64-bit keys
+//   are packed by the top 32 of the bits in which they differ, and every run of equal
+//   tops is then sorted again by the remaining bits (random floats: few short runs;
+//   integers within a range of 2^32: no second pass at all).
 // Complex rows (used by unique) sort by the keys of their real and imaginary parts with
 // std::stable_sort, in NumPy's order.
 #pragma once
@@ -61,27 +63,38 @@ template <class T> class RowSorter {
                Key* sorted_keys = nullptr) {
     if (n == 0) return;
     const Key flip = descending ? kAll : Key(0);
-    if (sizeof(Key) <= 4 && n <= int64_t(UINT32_MAX)) {
-      uint64_t* words = buffer(words_, n);
+    if (n > int64_t(UINT32_MAX)) return argsort_long(x, n, out, out_step, sorted_keys, flip);
+    uint64_t* words = buffer(words_, n);
+    if constexpr (sizeof(Key) <= 4) {
       if (x.step == int64_t(sizeof(T))) {
         encode_words(reinterpret_cast<const T*>(x.data), n, words, flip);
       } else {
         for (int64_t i = 0; i < n; ++i)
           words[i] = uint64_t(Key(SortKey<T>::of(x[i]) ^ flip)) << 32 | uint64_t(i);
       }
-      const uint64_t* sorted = sort_words(n);
-      if (out_step == 1) {
-        for (int64_t i = 0; i < n; ++i) out[i] = int64_t(sorted[i] & UINT32_MAX);
-      } else {
-        for (int64_t i = 0; i < n; ++i) out[i * out_step] = int64_t(sorted[i] & UINT32_MAX);
-      }
+      sort_words(words, n, 8 * sizeof(Key));
+      write_indices(words, n, out, out_step);
       if (sorted_keys)
-        for (int64_t i = 0; i < n; ++i) sorted_keys[i] = Key(Key(sorted[i] >> 32) ^ flip);
-      return;
+        for (int64_t i = 0; i < n; ++i) sorted_keys[i] = Key(Key(words[i] >> 32) ^ flip);
+    } else {
+      // 64-bit keys: sort by the top 32 of the bits in which the keys differ, then each
+      // run of equal tops by the rest. Keys in a range of 2^32 need one sort.
+      Key* keys = buffer(keys_, n);
+      encode(x, n, keys, flip);
+      Key low = keys[0], high = keys[0];
+      for (int64_t i = 1; i < n; ++i) {
+        low = std::min(low, keys[i]);
+        high = std::max(high, keys[i]);
+      }
+      int bits = high == low ? 0 : 64 - std::countl_zero(uint64_t(high - low));
+      int shift = std::max(0, bits - 32);
+      for (int64_t i = 0; i < n; ++i) words[i] = uint64_t(keys[i] - low) >> shift << 32 | uint64_t(i);
+      sort_words(words, n, bits - shift);
+      if (shift > 0) sort_runs_by_low_bits(words, n, keys, low, shift);
+      write_indices(words, n, out, out_step);
+      if (sorted_keys)
+        for (int64_t i = 0; i < n; ++i) sorted_keys[i] = Key(keys[words[i] & UINT32_MAX] ^ flip);
     }
-    encode(x, n, buffer(keys_, n), flip);
-    if (n <= int64_t(UINT32_MAX)) sort_pairs<uint32_t>(n, out, out_step, sorted_keys, flip);
-    else sort_pairs<uint64_t>(n, out, out_step, sorted_keys, flip);
   }
 
  private:
@@ -115,32 +128,53 @@ template <class T> class RowSorter {
     return radix_sort(keys, buffer(key_tmp_, n), n);
   }
 
-  const uint64_t* sort_words(int64_t n) {
-    if (n <= 16) {
-      insertion_sort(words_.data(), n);
-      return words_.data();
-    }
-    return radix_sort(words_.data(), buffer(word_tmp_, n), n, /*low_bit=*/32);
+  /// Sorts (key << 32 | index) words whose keys have at most key_bits bits.
+  void sort_words(uint64_t* words, int64_t n, int key_bits) {
+    if (n <= 16) return insertion_sort(words, n);
+    if (key_bits > 16 && have_avx512_sort()) return avx512_sort(words, n);
+    const uint64_t* sorted = radix_sort(words, buffer(word_tmp_, n), n, /*low_bit=*/32);
+    if (sorted != words) std::copy(sorted, sorted + n, words);
   }
 
-  template <class I>
-  void sort_pairs(int64_t n, int64_t* out, int64_t out_step, Key* sorted_keys, Key flip) {
-    std::vector<I> index(static_cast<size_t>(n)), index_tmp;  // (rare: 64-bit keys)
-    for (int64_t i = 0; i < n; ++i) index[i] = I(i);
-    const Key* keys = keys_.data();
-    const I* order = index.data();
-    if (n <= 16) {
-      insertion_sort(keys_.data(), n, index.data());
-    } else {
-      index_tmp.resize(static_cast<size_t>(n));
-      if (radix_sort_pairs(keys_.data(), index.data(), buffer(key_tmp_, n), index_tmp.data(), n)) {
-        keys = key_tmp_.data();
-        order = index_tmp.data();
+  // words are sorted by the bits of (keys - low) above shift; orders each run of equal
+  // tops by the bits below. A sorted run keeps only its indices (the scan is past it).
+  void sort_runs_by_low_bits(uint64_t* words, int64_t n, const Key* keys, Key low, int shift) {
+    const uint64_t mask = (uint64_t(1) << shift) - 1;
+    for (int64_t begin = 0, end; begin < n; begin = end) {
+      for (end = begin + 1; end < n && (words[end] >> 32) == (words[begin] >> 32); ++end) {}
+      if (end - begin < 2) continue;
+      for (int64_t i = begin; i < end; ++i) {
+        uint64_t index = words[i] & UINT32_MAX;
+        words[i] = (uint64_t(keys[index] - low) & mask) << 32 | index;
       }
+      sort_words(words + begin, end - begin, shift);
+    }
+  }
+
+  static void write_indices(const uint64_t* words, int64_t n, int64_t* out, int64_t out_step) {
+    if (out_step == 1) {
+      for (int64_t i = 0; i < n; ++i) out[i] = int64_t(words[i] & UINT32_MAX);
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i * out_step] = int64_t(words[i] & UINT32_MAX);
+    }
+  }
+
+  // Rows of 2^32 elements and more: (key, index) pairs through the radix sort.
+  void argsort_long(Row<T> x, int64_t n, int64_t* out, int64_t out_step, Key* sorted_keys,
+                    Key flip) {
+    Key* keys = buffer(keys_, n);
+    encode(x, n, keys, flip);
+    std::vector<uint64_t> index(static_cast<size_t>(n)), index_tmp(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) index[i] = uint64_t(i);
+    const Key* sorted = keys;
+    const uint64_t* order = index.data();
+    if (radix_sort_pairs(keys, index.data(), buffer(key_tmp_, n), index_tmp.data(), n)) {
+      sorted = key_tmp_.data();
+      order = index_tmp.data();
     }
     for (int64_t i = 0; i < n; ++i) out[i * out_step] = int64_t(order[i]);
     if (sorted_keys)
-      for (int64_t i = 0; i < n; ++i) sorted_keys[i] = Key(keys[i] ^ flip);
+      for (int64_t i = 0; i < n; ++i) sorted_keys[i] = Key(sorted[i] ^ flip);
   }
 
   // The zeros and NaNs of the output, rewritten from x in input order.

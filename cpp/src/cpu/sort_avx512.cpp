@@ -1,6 +1,6 @@
 // cpp/src/cpu/sort_avx512.cpp: vectorised quicksort of 32/64-bit unsigned keys (AVX-512).
 //
-// - Partition: pick the median of 2W samples as pivot; stream the range in vectors of W
+// - Partition: pick the median of 2W samples (8W for long ranges) as pivot; stream the range in vectors of W
 //   keys, compress-store the lanes below the pivot to the left end and the others to the
 //   right end, reading from whichever end has less free room so that writes never
 //   overtake reads. The first and last vectors are held in registers to make that room.
@@ -345,9 +345,15 @@ template <class K, bool Inclusive> XRT_AVX512 int64_t partition(K* keys, int64_t
       __m512i x[U];
       if (out.right - read_right <= read_left - out.left) {
         read_right -= U * W;
-        for (int u = 0; u < U; ++u) x[u] = V::load(keys + read_right + u * W);
+        for (int u = 0; u < U; ++u) {
+          x[u] = V::load(keys + read_right + u * W);
+          _mm_prefetch(reinterpret_cast<const char*>(keys + read_right - (u + 1) * W), _MM_HINT_T0);
+        }
       } else {
-        for (int u = 0; u < U; ++u) x[u] = V::load(keys + read_left + u * W);
+        for (int u = 0; u < U; ++u) {
+          x[u] = V::load(keys + read_left + u * W);
+          _mm_prefetch(reinterpret_cast<const char*>(keys + read_left + (U + u) * W), _MM_HINT_T0);
+        }
         read_left += U * W;
       }
       for (int u = 0; u < U; ++u) out.put(x[u]);
@@ -374,14 +380,18 @@ template <class K, bool Inclusive> XRT_AVX512 int64_t partition(K* keys, int64_t
   return out.left;
 }
 
+/// The median of V evenly spaced samples (V = 2W, or 8W for long ranges).
+template <class K, int Registers> XRT_AVX512 K sample_median(const K* keys, int64_t n) {
+  constexpr int kSamples = Registers * Vec<K>::W;
+  alignas(64) K sample[kSamples];
+  int64_t step = n / kSamples;
+  for (int i = 0; i < kSamples; ++i) sample[i] = keys[step / 2 + i * step];
+  sort_small<K, Registers>(sample, kSamples);
+  return sample[kSamples / 2];
+}
+
 template <class K> XRT_AVX512 K choose_pivot(const K* keys, int64_t n) {
-  using V = Vec<K>;
-  constexpr int W = V::W;
-  alignas(64) K sample[2 * W];
-  int64_t step = n / (2 * W);
-  for (int i = 0; i < 2 * W; ++i) sample[i] = keys[step / 2 + i * step];
-  sort_small<K, 2>(sample, 2 * W);
-  return sample[W];
+  return n < 8192 ? sample_median<K, 2>(keys, n) : sample_median<K, 8>(keys, n);
 }
 
 /// Splits keys[0, n) into a left part (returned size) and a right part, both non-empty
