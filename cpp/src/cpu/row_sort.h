@@ -114,24 +114,25 @@ template <class T> class RowSorter {
     return special != 0;
   }
 
+  // Sorts keys in place, or into key_tmp_; returns where they are.
   const Key* sort_keys(Key* keys, int64_t n) {
-    if (n <= 16) {
-      insertion_sort(keys, n);
-      return keys;
-    }
     if constexpr (sizeof(Key) >= 4) {
-      if (have_avx512_sort()) {
+      if (n > 4 && have_avx512_sort()) {
         avx512_sort(keys, n);
         return keys;
       }
+    }
+    if (n <= 16) {
+      insertion_sort(keys, n);
+      return keys;
     }
     return radix_sort(keys, buffer(key_tmp_, n), n);
   }
 
   /// Sorts (key << 32 | index) words whose keys have at most key_bits bits.
   void sort_words(uint64_t* words, int64_t n, int key_bits) {
+    if ((n > 4 && key_bits > 16) && have_avx512_sort()) return avx512_sort(words, n);
     if (n <= 16) return insertion_sort(words, n);
-    if (key_bits > 16 && have_avx512_sort()) return avx512_sort(words, n);
     const uint64_t* sorted = radix_sort(words, buffer(word_tmp_, n), n, /*low_bit=*/32);
     if (sorted != words) std::copy(sorted, sorted + n, words);
   }

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "xpuruntime/half.h"
@@ -56,7 +55,7 @@ template <class T, class U, U kInf> struct FloatKey {
   static constexpr int kTop = 8 * sizeof(U) - 1;
   static constexpr U kSign = U(U(1) << kTop);
   static constexpr U kMagnitude = U(~kSign);
-  static U bits(T v) { U u; std::memcpy(&u, &v, sizeof u); return u; }
+  static U bits(T v) { return std::bit_cast<U>(v); }
   static bool is_nan(U u) { return U(u & kMagnitude) > kInf; }
   /// -0.0 or NaN: the values whose bits the canonical keys do not keep.
   static bool special(U u) { return (u == kSign) | is_nan(u); }
@@ -67,12 +66,7 @@ template <class T, class U, U kInf> struct FloatKey {
   }
   static U bits_of_key(U k) { return U(k ^ (U(~U(U(0) - U(k >> kTop))) | kSign)); }
   static U of(T v) { return key_of_bits(bits(v)); }
-  static T value(U k) {
-    U u = bits_of_key(k);
-    T v;
-    std::memcpy(&v, &u, sizeof v);
-    return v;
-  }
+  static T value(U k) { return std::bit_cast<T>(bits_of_key(k)); }
 };
 template <> struct SortKey<float> : FloatKey<float, uint32_t, 0x7f800000u> {};
 template <> struct SortKey<double> : FloatKey<double, uint64_t, 0x7ff0000000000000ull> {};

@@ -432,10 +432,11 @@ struct Piece {
 };
 
 template <class K> XRT_AVX512_ENTRY void sort_entry(K* keys, int64_t n) {
+  if (n <= kSmallRegisters * Vec<K>::W) return sort_small(keys, n);
   int depth = 2 * (64 - std::countl_zero(uint64_t(n)));
-  int threads = num_threads();
   constexpr int64_t kParallelMin = int64_t(1) << 17;
-  if (threads <= 1 || n < 2 * kParallelMin) return quicksort(keys, n, depth);
+  int threads = n < 2 * kParallelMin ? 1 : num_threads();
+  if (threads <= 1) return quicksort(keys, n, depth);
   // Split until the pieces are small enough to balance over the threads, then sort them
   // in parallel (the result does not depend on how the work was split).
   int64_t target = std::max(kParallelMin, n / (4 * threads));

@@ -6,6 +6,7 @@
 // the keys of x1 (gathered through sorter, whose indices are checked first), so its order
 // is sort()'s: NaN above everything, -0.0 equal to +0.0.
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "cpu/dtype_dispatch.h"
@@ -27,7 +28,8 @@ using sorting::SortKey;
 template <class T> constexpr bool is_real_v = !detail::is_complex_v<T>;
 
 /// The rows of two tensors of one shape along one axis: row r starts at in_offset(r)
-/// and out_offset(r) bytes; its elements are in_step and out_step bytes apart.
+/// and out_offset(r) bytes; its elements are in_step and out_step bytes apart. Rows
+/// are numbered row-major over the other axes.
 class Rows {
  public:
   Rows(const Tensor& in, const Tensor& out, int axis)
@@ -41,11 +43,19 @@ class Rows {
       out_strides_.push_back(out.strides()[d] * int64_t(out.itemsize()));
       count_ *= in.shape()[d];
     }
+    // Rows side by side in memory (the sort axis is not the innermost one): a block of
+    // them is read and written a cache line at a time.
+    int last = shape_.size() - 1;
+    if (last >= 0 && in_strides_[last] == int64_t(in.itemsize()) &&
+        out_strides_[last] == int64_t(out.itemsize()) && length_ > 1)
+      adjacent_ = shape_[last];
   }
   int64_t count() const { return count_; }
   int64_t length() const { return length_; }
   int64_t in_step() const { return in_step_; }
   int64_t out_step() const { return out_step_; }
+  /// How many consecutive rows sit next to each other in memory (0: not the case).
+  int64_t adjacent() const { return adjacent_; }
   void offsets(int64_t row, int64_t& in_offset, int64_t& out_offset) const {
     in_offset = out_offset = 0;
     for (int d = shape_.size() - 1; d >= 0; --d) {
@@ -58,22 +68,51 @@ class Rows {
 
  private:
   Dims shape_, in_strides_, out_strides_;
-  int64_t count_ = 1, length_, in_step_, out_step_;
+  int64_t count_ = 1, length_, in_step_, out_step_, adjacent_ = 0;
 };
 
-/// Calls sort_row(sorter, row, in, out) for every row, with one RowSorter per task.
-template <class T, class SortRow>
+/// Calls sort_row(sorter, in_row, length, out, out_step) for every row, with one
+/// RowSorter per task. Rows that sit side by side (sorting along a strided axis) go in
+/// blocks through contiguous buffers: a gather and a scatter of whole cache lines
+/// instead of one strided pass per row.
+template <class T, class Out, class SortRow>
 void for_each_row(const Tensor& in, const Tensor& out, int axis, SortRow&& sort_row) {
+  constexpr int64_t kBlock = 16;
   Rows rows(in, out, axis);
-  if (rows.count() == 0 || rows.length() == 0) return;
-  int64_t grain = std::max<int64_t>(1, kParallelGrain / rows.length());
+  const int64_t n = rows.length();
+  if (rows.count() == 0 || n == 0) return;
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / n);
+  if (rows.adjacent() < 2) {
+    parallel_for(rows.count(), grain, [&](int64_t begin, int64_t end) {
+      RowSorter<T> sorter;
+      for (int64_t r = begin; r < end; ++r) {
+        int64_t in_offset, out_offset;
+        rows.offsets(r, in_offset, out_offset);
+        sort_row(sorter, Row<T>{in.data() + in_offset, rows.in_step()}, n,
+                 out.data() + out_offset, rows.out_step());
+      }
+    });
+    return;
+  }
+  grain = (grain + kBlock - 1) / kBlock * kBlock;
   parallel_for(rows.count(), grain, [&](int64_t begin, int64_t end) {
     RowSorter<T> sorter;
-    for (int64_t r = begin; r < end; ++r) {
+    std::unique_ptr<T[]> in_block(new T[kBlock * n]);  // (not std::vector: T may be bool)
+    std::unique_ptr<Out[]> out_block(new Out[kBlock * n]);
+    for (int64_t r = begin; r < end;) {
       int64_t in_offset, out_offset;
       rows.offsets(r, in_offset, out_offset);
-      sort_row(sorter, rows, Row<T>{in.data() + in_offset, rows.in_step()},
-               out.data() + out_offset);
+      int64_t block = std::min({kBlock, end - r, rows.adjacent() - r % rows.adjacent()});
+      const char* src = in.data() + in_offset;
+      for (int64_t i = 0; i < n; ++i, src += rows.in_step())
+        for (int64_t b = 0; b < block; ++b) in_block[b * n + i] = reinterpret_cast<const T*>(src)[b];
+      for (int64_t b = 0; b < block; ++b)
+        sort_row(sorter, Row<T>{reinterpret_cast<const char*>(&in_block[b * n]), int64_t(sizeof(T))},
+                 n, reinterpret_cast<char*>(&out_block[b * n]), int64_t(sizeof(Out)));
+      char* dst = out.data() + out_offset;
+      for (int64_t i = 0; i < n; ++i, dst += rows.out_step())
+        for (int64_t b = 0; b < block; ++b) reinterpret_cast<Out*>(dst)[b] = out_block[b * n + i];
+      r += block;
     }
   });
 }
@@ -89,9 +128,9 @@ void sort_kernel(const KernelCall& call) {
     if constexpr (!is_real_v<T>) {
       throw TypeError("sort is not defined for complex dtypes");
     } else {
-      for_each_row<T>(call.in(0), call.out(), int(attrs.axes[0]),
-                      [&](RowSorter<T>& sorter, const Rows& rows, Row<T> row, char* out) {
-        sorter.sort(row, rows.length(), out, rows.out_step(), attrs.descending);
+      for_each_row<T, T>(call.in(0), call.out(), int(attrs.axes[0]),
+                         [&](RowSorter<T>& sorter, Row<T> row, int64_t n, char* out, int64_t step) {
+        sorter.sort(row, n, out, step, attrs.descending);
       });
     }
   });
@@ -101,10 +140,11 @@ void argsort_kernel(const KernelCall& call) {
   const SortingAttrs& attrs = sorting_attrs(call);
   visit_dtype(call.in(0).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for_each_row<T>(call.in(0), call.out(), int(attrs.axes[0]),
-                    [&](RowSorter<T>& sorter, const Rows& rows, Row<T> row, char* out) {
-      sorter.argsort(row, rows.length(), reinterpret_cast<int64_t*>(out),
-                     rows.out_step() / int64_t(sizeof(int64_t)), attrs.descending);
+    for_each_row<T, int64_t>(call.in(0), call.out(), int(attrs.axes[0]),
+                             [&](RowSorter<T>& sorter, Row<T> row, int64_t n, char* out,
+                                 int64_t step) {
+      sorter.argsort(row, n, reinterpret_cast<int64_t*>(out), step / int64_t(sizeof(int64_t)),
+                     attrs.descending);
     });
   });
 }
