@@ -37,6 +37,9 @@ template <class T> class RowSorter {
   using Key = key_t<T>;
   static constexpr Key kAll = Key(~Key(0));
 
+  /// avx512: whether 32/64-bit keys may go through the AVX-512 sort (else radix sort).
+  explicit RowSorter(bool avx512 = have_avx512_sort()) : avx512_(avx512 && have_avx512_sort()) {}
+
   /// out[i * out_step] = the i-th smallest (largest when descending) element of x.
   void sort(Row<T> x, int64_t n, char* out, int64_t out_step, bool descending) {
     if (n == 0) return;
@@ -117,7 +120,7 @@ template <class T> class RowSorter {
   // Sorts keys in place, or into key_tmp_; returns where they are.
   const Key* sort_keys(Key* keys, int64_t n) {
     if constexpr (sizeof(Key) >= 4) {
-      if (n > 4 && have_avx512_sort()) {
+      if (n > 4 && avx512_) {
         avx512_sort(keys, n);
         return keys;
       }
@@ -131,7 +134,7 @@ template <class T> class RowSorter {
 
   /// Sorts (key << 32 | index) words whose keys have at most key_bits bits.
   void sort_words(uint64_t* words, int64_t n, int key_bits) {
-    if ((n > 4 && key_bits > 16) && have_avx512_sort()) return avx512_sort(words, n);
+    if (n > 4 && key_bits > 16 && avx512_) return avx512_sort(words, n);
     if (n <= 16) return insertion_sort(words, n);
     const uint64_t* sorted = radix_sort(words, buffer(word_tmp_, n), n, /*low_bit=*/32);
     if (sorted != words) std::copy(sorted, sorted + n, words);
@@ -200,6 +203,7 @@ template <class T> class RowSorter {
     }
   }
 
+  bool avx512_;
   std::vector<Key> keys_, key_tmp_;
   std::vector<uint64_t> words_, word_tmp_;
 };
@@ -208,6 +212,7 @@ template <class T> class RowSorter {
 /// R + Rj < R + NaNj < NaN + Rj < NaN + NaNj.
 template <class F> class RowSorter<std::complex<F>> {
  public:
+  explicit RowSorter(bool = false) {}
   using Key = key_t<F>;
   struct Pair {
     Key re, im;

@@ -111,19 +111,13 @@ void encode_words(const uint32_t* x, int64_t n, uint64_t* words, uint32_t flip);
 
 // ---- Small inputs ---------------------------------------------------------------------
 
-/// Stable insertion sort of keys (and of an index array alongside, when given).
-template <class K, class I = int64_t>
-void insertion_sort(K* keys, int64_t n, I* index = nullptr) {
+/// Stable insertion sort of keys.
+template <class K> void insertion_sort(K* keys, int64_t n) {
   for (int64_t i = 1; i < n; ++i) {
     K k = keys[i];
-    I x = index ? index[i] : I(0);
     int64_t j = i;
-    for (; j > 0 && keys[j - 1] > k; --j) {
-      keys[j] = keys[j - 1];
-      if (index) index[j] = index[j - 1];
-    }
+    for (; j > 0 && keys[j - 1] > k; --j) keys[j] = keys[j - 1];
     keys[j] = k;
-    if (index) index[j] = x;
   }
 }
 
@@ -159,7 +153,7 @@ bool radix_passes(const K* keys, int64_t n, int low_bit, K low, int width, Move&
       h[d] = sum;
       sum += c;
     }
-    move([=](K key) { return h[(K(K(key >> low_bit) - low) >> shift) & mask]++; }, swapped);
+    move([=](K key) { return h[(K(K(key >> low_bit) - low) >> shift) & mask]++; });
     swapped = !swapped;
   }
   return swapped;
@@ -206,7 +200,7 @@ template <class K> K* radix_sort(K* keys, K* tmp, int64_t n, int low_bit = 0) {
   if (n < 2) return keys;
   K* src = keys;
   K* dst = tmp;
-  auto move = [&](auto&& slot, bool) {
+  auto move = [&](auto&& slot) {
     for (int64_t i = 0; i < n; ++i) {
       K k = src[i];
       dst[slot(k)] = k;
@@ -227,7 +221,7 @@ bool radix_sort_pairs(K* keys, I* index, K* key_tmp, I* index_tmp, int64_t n) {
   K* kd = key_tmp;
   I* is = index;
   I* id = index_tmp;
-  auto move = [&](auto&& slot, bool) {
+  auto move = [&](auto&& slot) {
     for (int64_t i = 0; i < n; ++i) {
       K k = ks[i];
       auto s = slot(k);
@@ -248,15 +242,5 @@ bool have_avx512_sort();
 /// In-place ascending sorts of unsigned keys; only when have_avx512_sort().
 void avx512_sort(uint32_t* keys, int64_t n);
 void avx512_sort(uint64_t* keys, int64_t n);
-
-/// Ascending in-place sort of 32/64-bit keys by the fastest routine this CPU has.
-template <class K> void sort_keys(K* keys, K* tmp, int64_t n) {
-  if (n <= 16) return insertion_sort(keys, n);
-  if constexpr (sizeof(K) >= 4) {
-    if (have_avx512_sort()) return avx512_sort(keys, n);
-  }
-  K* result = radix_sort(keys, tmp, n);
-  if (result != keys) std::copy(result, result + n, keys);
-}
 
 }  // namespace xrt::cpu::sorting

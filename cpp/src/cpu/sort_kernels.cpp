@@ -76,7 +76,8 @@ class Rows {
 /// blocks through contiguous buffers: a gather and a scatter of whole cache lines
 /// instead of one strided pass per row.
 template <class T, class Out, class SortRow>
-void for_each_row(const Tensor& in, const Tensor& out, int axis, SortRow&& sort_row) {
+void for_each_row(const Tensor& in, const Tensor& out, int axis, bool avx512,
+                  SortRow&& sort_row) {
   constexpr int64_t kBlock = 16;
   Rows rows(in, out, axis);
   const int64_t n = rows.length();
@@ -84,7 +85,7 @@ void for_each_row(const Tensor& in, const Tensor& out, int axis, SortRow&& sort_
   int64_t grain = std::max<int64_t>(1, kParallelGrain / n);
   if (rows.adjacent() < 2) {
     parallel_for(rows.count(), grain, [&](int64_t begin, int64_t end) {
-      RowSorter<T> sorter;
+      RowSorter<T> sorter(avx512);
       for (int64_t r = begin; r < end; ++r) {
         int64_t in_offset, out_offset;
         rows.offsets(r, in_offset, out_offset);
@@ -96,7 +97,7 @@ void for_each_row(const Tensor& in, const Tensor& out, int axis, SortRow&& sort_
   }
   grain = (grain + kBlock - 1) / kBlock * kBlock;
   parallel_for(rows.count(), grain, [&](int64_t begin, int64_t end) {
-    RowSorter<T> sorter;
+    RowSorter<T> sorter(avx512);
     std::unique_ptr<T[]> in_block(new T[kBlock * n]);  // (not std::vector: T may be bool)
     std::unique_ptr<Out[]> out_block(new Out[kBlock * n]);
     for (int64_t r = begin; r < end;) {
@@ -121,14 +122,14 @@ const SortingAttrs& sorting_attrs(const KernelCall& call) {
   return static_cast<const SortingAttrs&>(*call.attrs);
 }
 
-void sort_kernel(const KernelCall& call) {
+template <bool kAvx512> void sort_kernel(const KernelCall& call) {
   const SortingAttrs& attrs = sorting_attrs(call);
   visit_dtype(call.in(0).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!is_real_v<T>) {
       throw TypeError("sort is not defined for complex dtypes");
     } else {
-      for_each_row<T, T>(call.in(0), call.out(), int(attrs.axes[0]),
+      for_each_row<T, T>(call.in(0), call.out(), int(attrs.axes[0]), kAvx512,
                          [&](RowSorter<T>& sorter, Row<T> row, int64_t n, char* out, int64_t step) {
         sorter.sort(row, n, out, step, attrs.descending);
       });
@@ -136,11 +137,11 @@ void sort_kernel(const KernelCall& call) {
   });
 }
 
-void argsort_kernel(const KernelCall& call) {
+template <bool kAvx512> void argsort_kernel(const KernelCall& call) {
   const SortingAttrs& attrs = sorting_attrs(call);
   visit_dtype(call.in(0).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for_each_row<T, int64_t>(call.in(0), call.out(), int(attrs.axes[0]),
+    for_each_row<T, int64_t>(call.in(0), call.out(), int(attrs.axes[0]), kAvx512,
                              [&](RowSorter<T>& sorter, Row<T> row, int64_t n, char* out,
                                  int64_t step) {
       sorter.argsort(row, n, reinterpret_cast<int64_t*>(out), step / int64_t(sizeof(int64_t)),
@@ -188,27 +189,36 @@ void searchsorted_kernel(const KernelCall& call) {
   });
 }
 
-KernelInfo cpu_kernel(std::string op, KernelFn run, std::string description) {
+KernelInfo cpu_kernel(std::string op, std::string name, KernelFn run, std::string description,
+                      int priority = 0, bool avx512 = false) {
   KernelInfo k;
   k.op = std::move(op);
-  k.name = "native";
+  k.name = std::move(name);
   k.device = DeviceType::CPU;
+  k.priority = priority;
   k.run = std::move(run);
   k.description = std::move(description);
+  if (avx512) k.supports = [](const DTypeSignature&) { return sorting::have_avx512_sort(); };
   return k;
 }
 
 }  // namespace
 
 void register_sorting_kernels(KernelRegistry& r) {
-  r.add(cpu_kernel("sort", sort_kernel,
-                   "keys sorted by AVX-512 quicksort or LSD radix sort, rows in parallel"));
-  r.add(cpu_kernel("argsort", argsort_kernel,
-                   "stable: (key, index) words by LSD radix sort, rows in parallel"));
-  r.add(cpu_kernel("searchsorted", searchsorted_kernel, "binary search over sort keys"));
-  r.add(cpu_kernel("unique", unique_kernel,
+  r.add(cpu_kernel("sort", "avx512", sort_kernel<true>,
+                   "keys sorted by an AVX-512 quicksort (8/16-bit keys: radix sort), rows in "
+                   "parallel", 10, true));
+  r.add(cpu_kernel("sort", "radix", sort_kernel<false>,
+                   "keys sorted by an LSD radix sort, rows in parallel"));
+  r.add(cpu_kernel("argsort", "avx512", argsort_kernel<true>,
+                   "(key, index) words sorted by an AVX-512 quicksort, rows in parallel", 10,
+                   true));
+  r.add(cpu_kernel("argsort", "radix", argsort_kernel<false>,
+                   "(key, index) words sorted by an LSD radix sort, rows in parallel"));
+  r.add(cpu_kernel("searchsorted", "native", searchsorted_kernel, "binary search over sort keys"));
+  r.add(cpu_kernel("unique", "native", unique_kernel,
                    "stable argsort of the keys, then one pass over the groups"));
-  r.add(cpu_kernel("isin", isin_kernel, "binary search in the sorted keys of x2"));
+  r.add(cpu_kernel("isin", "native", isin_kernel, "binary search in the sorted keys of x2"));
 }
 
 }  // namespace xrt::cpu
