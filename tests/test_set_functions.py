@@ -157,8 +157,8 @@ def test_unique_needs_a_tensor(func):
 @pytest.mark.parametrize("name", INTEGER + REAL_FLOATING + COMPLEX + ("bool",))
 @given(data=st.data())
 def test_isin_matches_numpy(name, data):
-    x1 = data.draw(small_values(name))
-    x2 = data.draw(small_values(name))
+    x1 = data.draw(small_values(name) | arrays(name, shapes))
+    x2 = data.draw(small_values(name) | arrays(name, shapes))
     invert = data.draw(st.booleans())
     work = [a.astype(np.float32) if name == "bfloat16" else a for a in (x1, x2)]
     expected = np.isin(*work, invert=invert)
@@ -173,6 +173,18 @@ def test_isin_promotes_mixed_dtypes(names):
     x1 = np.array([[0, 1], [200, 7]]).astype(names[0])
     x2 = np.array([7, 200, 3]).astype(names[1])
     assert_tensor_equal(xrt.isin(xrt.asarray(x1), xrt.asarray(x2)), np.isin(x1, x2))
+
+
+@pytest.mark.parametrize("name", ["int64", "uint32", "float64", "float16", "int8"])
+def test_isin_of_long_inputs(name):
+    # Wide integer ranges take the sorted-array path, short ones the flag table.
+    rng = np.random.default_rng(4)
+    for scale in (10**9, 50):
+        x1 = rng.integers(0, scale, 100000).astype(name)
+        x2 = rng.integers(0, scale, 3000).astype(name)
+        if x1.dtype.kind == "f":
+            x1[::7], x2[::11] = np.nan, np.nan
+        assert_tensor_equal(xrt.isin(xrt.asarray(x1), xrt.asarray(x2)), np.isin(x1, x2))
 
 
 def test_isin_signed_zeros_are_equal():
