@@ -179,7 +179,7 @@ def test_isin_promotes_mixed_dtypes(names):
 def test_isin_of_long_inputs(name):
     # Wide integer ranges take the sorted-array path, short ones the flag table.
     rng = np.random.default_rng(4)
-    for scale in (10**9, 50):
+    for scale in (10**9 if name != "float16" else 60000, 50):
         x1 = rng.integers(0, scale, 100000).astype(name)
         x2 = rng.integers(0, scale, 3000).astype(name)
         if x1.dtype.kind == "f":
