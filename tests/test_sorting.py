@@ -175,14 +175,19 @@ def test_adversarial_orders(kernel, data):
 def test_results_do_not_depend_on_thread_count():
     a = np.random.default_rng(0).standard_normal((7, 60000)).astype(np.float32)
     threads = xrt.num_threads()
+
+    def run():
+        return (to_numpy(xrt.argsort(xrt.asarray(a), axis=1)),
+                to_numpy(xrt.sort(xrt.asarray(a.ravel()))))
     try:
         xrt.set_num_threads(1)
-        one = to_numpy(xrt.argsort(xrt.asarray(a), axis=1)), to_numpy(xrt.sort(xrt.asarray(a.ravel())))
+        one = run()
         xrt.set_num_threads(4)
-        four = to_numpy(xrt.argsort(xrt.asarray(a), axis=1)), to_numpy(xrt.sort(xrt.asarray(a.ravel())))
+        four = run()
     finally:
         xrt.set_num_threads(threads)
     assert np.array_equal(one[0], four[0]) and np.array_equal(one[1], four[1])
+    assert np.array_equal(one[1], np.sort(a.ravel()))
 
 
 @pytest.mark.parametrize("view", [

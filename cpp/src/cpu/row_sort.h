@@ -91,7 +91,8 @@ template <class T> class RowSorter {
       }
       int bits = high == low ? 0 : 64 - std::countl_zero(uint64_t(high - low));
       int shift = std::max(0, bits - 32);
-      for (int64_t i = 0; i < n; ++i) words[i] = uint64_t(keys[i] - low) >> shift << 32 | uint64_t(i);
+      for (int64_t i = 0; i < n; ++i)
+        words[i] = uint64_t(keys[i] - low) >> shift << 32 | uint64_t(i);
       sort_words(words, n, bits - shift);
       if (shift > 0) sort_runs_by_low_bits(words, n, keys, low, shift);
       write_indices(words, n, out, out_step);
@@ -108,7 +109,8 @@ template <class T> class RowSorter {
 
   // keys[i] = key(x[i]) ^ flip; whether x holds -0.0 or NaN.
   static bool encode(Row<T> x, int64_t n, Key* keys, Key flip) {
-    if (x.step == int64_t(sizeof(T))) return encode_keys(reinterpret_cast<const T*>(x.data), n, keys, flip);
+    if (x.step == int64_t(sizeof(T)))
+      return encode_keys(reinterpret_cast<const T*>(x.data), n, keys, flip);
     Key special = 0;
     for (int64_t i = 0; i < n; ++i) {
       keys[i] = Key(SortKey<T>::of(x[i]) ^ flip);

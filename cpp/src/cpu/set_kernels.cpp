@@ -204,7 +204,9 @@ template <class T> class KeySet {
     }
     dedupe();
   }
-  void dedupe() { keys_.erase(std::unique(keys_.begin(), keys_.end(), same_key<Key>), keys_.end()); }
+  void dedupe() {
+    keys_.erase(std::unique(keys_.begin(), keys_.end(), same_key<Key>), keys_.end());
+  }
 
   std::vector<Key> keys_;
   std::vector<uint8_t> flags_;  // flags_[k - low_] when the keys are a short integer range
@@ -228,11 +230,13 @@ template <class T> void isin_typed(const KernelCall& call) {
 }  // namespace
 
 void unique_kernel(const KernelCall& call) {
-  visit_dtype(call.in(0).dtype(), [&](auto tag) { unique_typed<typename decltype(tag)::type>(call); });
+  visit_dtype(call.in(0).dtype(),
+              [&](auto tag) { unique_typed<typename decltype(tag)::type>(call); });
 }
 
 void isin_kernel(const KernelCall& call) {
-  visit_dtype(call.in(0).dtype(), [&](auto tag) { isin_typed<typename decltype(tag)::type>(call); });
+  visit_dtype(call.in(0).dtype(),
+              [&](auto tag) { isin_typed<typename decltype(tag)::type>(call); });
 }
 
 }  // namespace xrt::cpu

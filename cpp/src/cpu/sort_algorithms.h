@@ -97,7 +97,8 @@ template <class T> void encode_words(const T* x, int64_t n, uint64_t* words, key
     words[i] = uint64_t(key_t<T>(SortKey<T>::of(x[i]) ^ flip)) << 32 | uint64_t(i);
 }
 /// bits[i] = the bit pattern of the value of keys[i] ^ flip (bits may be keys).
-template <class T> void decode_bits(const key_t<T>* keys, int64_t n, key_t<T>* bits, key_t<T> flip) {
+template <class T>
+void decode_bits(const key_t<T>* keys, int64_t n, key_t<T>* bits, key_t<T> flip) {
   for (int64_t i = 0; i < n; ++i) bits[i] = SortKey<T>::bits_of_key(key_t<T>(keys[i] ^ flip));
 }
 

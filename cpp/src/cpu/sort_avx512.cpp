@@ -1,7 +1,7 @@
 // cpp/src/cpu/sort_avx512.cpp: vectorised quicksort of 32/64-bit unsigned keys (AVX-512).
 //
-// - Partition: pick the median of 2W samples (8W for long ranges) as pivot; stream the range in vectors of W
-//   keys, compress-store the lanes below the pivot to the left end and the others to the
+// - Partition: pick the median of 2W samples (8W for long ranges) as pivot; stream the
+//   range in vectors of W keys, compress-store the lanes below the pivot to the left end and the others to the
 //   right end, reading from whichever end has less free room so that writes never
 //   overtake reads. The first and last vectors are held in registers to make that room.
 //   Eight vectors per step keep the compress units busy.
@@ -454,7 +454,8 @@ template <class K> XRT_AVX512_ENTRY void sort_entry(K* keys, int64_t n) {
     pending.push_back({p.begin + m, p.size - m, p.depth - 1});
   }
   parallel_for(int64_t(pieces.size()), 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) quicksort(keys + pieces[i].begin, pieces[i].size, pieces[i].depth);
+    for (int64_t i = b; i < e; ++i)
+      quicksort(keys + pieces[i].begin, pieces[i].size, pieces[i].depth);
   });
 }
 

@@ -3,8 +3,8 @@
 //
 // sort and argsort walk the rows along the sort axis (any strides, in parallel when
 // there are many) and hand each to a RowSorter (row_sort.h). searchsorted binary-searches
-// the keys of x1 (gathered through sorter, whose indices are checked first), so its order
-// is sort()'s: NaN above everything, -0.0 equal to +0.0.
+// x1 (through sorter) comparing sort keys, so its order is sort()'s: NaN above everything,
+// -0.0 equal to +0.0.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -106,10 +106,13 @@ void for_each_row(const Tensor& in, const Tensor& out, int axis, bool avx512,
       int64_t block = std::min({kBlock, end - r, rows.adjacent() - r % rows.adjacent()});
       const char* src = in.data() + in_offset;
       for (int64_t i = 0; i < n; ++i, src += rows.in_step())
-        for (int64_t b = 0; b < block; ++b) in_block[b * n + i] = reinterpret_cast<const T*>(src)[b];
-      for (int64_t b = 0; b < block; ++b)
-        sort_row(sorter, Row<T>{reinterpret_cast<const char*>(&in_block[b * n]), int64_t(sizeof(T))},
-                 n, reinterpret_cast<char*>(&out_block[b * n]), int64_t(sizeof(Out)));
+        for (int64_t b = 0; b < block; ++b)
+          in_block[b * n + i] = reinterpret_cast<const T*>(src)[b];
+      for (int64_t b = 0; b < block; ++b) {
+        Row<T> row{reinterpret_cast<const char*>(&in_block[b * n]), int64_t(sizeof(T))};
+        sort_row(sorter, row, n, reinterpret_cast<char*>(&out_block[b * n]),
+                 int64_t(sizeof(Out)));
+      }
       char* dst = out.data() + out_offset;
       for (int64_t i = 0; i < n; ++i, dst += rows.out_step())
         for (int64_t b = 0; b < block; ++b) reinterpret_cast<Out*>(dst)[b] = out_block[b * n + i];
@@ -153,30 +156,38 @@ template <bool kAvx512> void argsort_kernel(const KernelCall& call) {
 template <class T> void searchsorted_typed(const KernelCall& call) {
   using Key = sorting::key_t<T>;
   const Tensor& x1 = call.in(0);
-  int64_t n = x1.shape()[0];
-  Row<T> a{x1.data(), x1.strides()[0] * int64_t(sizeof(T))};
-  std::vector<Key> keys(static_cast<size_t>(n));
-  if (call.num_inputs == 3) {
-    const Tensor& sorter = call.in(2);
-    Row<int64_t> order{sorter.data(), sorter.strides()[0] * int64_t(sizeof(int64_t))};
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t j = order[i];
-      if (j < 0 || j >= n)
-        throw IndexError("searchsorted: sorter index " + std::to_string(j) +
-                         " is out of bounds for x1 of size " + std::to_string(n));
-      keys[i] = SortKey<T>::of(a[j]);
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) keys[i] = SortKey<T>::of(a[i]);
-  }
+  const int64_t n = x1.shape()[0];
+  const Row<T> a{x1.data(), x1.strides()[0] * int64_t(sizeof(T))};
+  const bool with_sorter = call.num_inputs == 3;
+  const Row<int64_t> order{with_sorter ? call.in(2).data() : nullptr,
+                           with_sorter ? call.in(2).strides()[0] * int64_t(sizeof(int64_t)) : 0};
+  // The key of the i-th smallest element of x1; a search reads O(log n) of them, so a
+  // bad sorter index is reported when a search reaches it.
+  auto key_at = [&](int64_t i) {
+    if (!with_sorter) return SortKey<T>::of(a[i]);
+    int64_t j = order[i];
+    if (j < 0 || j >= n)
+      throw IndexError("searchsorted: sorter index " + std::to_string(j) +
+                       " is out of bounds for x1 of size " + std::to_string(n));
+    return SortKey<T>::of(a[j]);
+  };
   const bool right = sorting_attrs(call).right;
   for_each_run<2>({&call.out(), &call.in(1)}, [&](const std::array<char*, 2>& p,
                                                   const std::array<int64_t, 2>& s, int64_t m) {
     for (int64_t i = 0; i < m; ++i) {
       Key k = SortKey<T>::of(*reinterpret_cast<const T*>(p[1] + i * s[1]));
-      auto at = right ? std::upper_bound(keys.begin(), keys.end(), k)
-                      : std::lower_bound(keys.begin(), keys.end(), k);
-      *reinterpret_cast<int64_t*>(p[0] + i * s[0]) = at - keys.begin();
+      int64_t first = 0, count = n;  // left: first key >= k; right: first key > k
+      while (count > 0) {
+        int64_t half = count / 2;
+        Key middle = key_at(first + half);
+        if (right ? !(k < middle) : middle < k) {
+          first += half + 1;
+          count -= half + 1;
+        } else {
+          count = half;
+        }
+      }
+      *reinterpret_cast<int64_t*>(p[0] + i * s[0]) = first;
     }
   });
 }
@@ -217,8 +228,9 @@ void register_sorting_kernels(KernelRegistry& r) {
                    "(key, index) words sorted by an LSD radix sort, rows in parallel"));
   r.add(cpu_kernel("searchsorted", "native", searchsorted_kernel, "binary search over sort keys"));
   r.add(cpu_kernel("unique", "native", unique_kernel,
-                   "stable argsort of the keys, then one pass over the groups"));
-  r.add(cpu_kernel("isin", "native", isin_kernel, "binary search in the sorted keys of x2"));
+                   "a table per key (8/16-bit keys) or a sort, then one pass over the groups"));
+  r.add(cpu_kernel("isin", "native", isin_kernel,
+                   "a flag table (short integer ranges) or binary search in x2's sorted keys"));
 }
 
 }  // namespace xrt::cpu
