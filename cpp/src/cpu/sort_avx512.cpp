@@ -1,10 +1,10 @@
 // cpp/src/cpu/sort_avx512.cpp: vectorised quicksort of 32/64-bit unsigned keys (AVX-512).
 //
 // - Partition: pick the median of 2W samples (8W for long ranges) as pivot; stream the
-//   range in vectors of W keys, compress-store the lanes below the pivot to the left end and the others to the
-//   right end, reading from whichever end has less free room so that writes never
-//   overtake reads. The first and last vectors are held in registers to make that room.
-//   Eight vectors per step keep the compress units busy.
+//   range in vectors of W keys, compress-store the lanes below the pivot to the left end
+//   and the others to the right end, reading from whichever end has less free room so
+//   that writes never overtake reads. The first and last vectors are held in registers
+//   to make that room. Eight vectors per step keep the compress units busy.
 // - Duplicates: when no key is below the pivot the pivot is the minimum; a second
 //   partition splits off the keys equal to it, which are done. Every step thus shrinks
 //   the range, and a depth limit hands pathological inputs to std::sort.
