@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import xpuruntime as xrt
-from common import ALL, NUMERIC, assert_tensor_equal, numpy_dtype, to_numpy
+from common import ALL, NUMERIC, arrays, assert_tensor_equal, numpy_dtype, tensor, to_numpy
 
 shapes = hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=5)
 
@@ -236,6 +236,14 @@ def test_arange_mixing_ints_and_floats_gives_float64():
     assert_tensor_equal(xrt.arange(0.0, 3), np.arange(0.0, 3))
 
 
+def test_arange_float_arguments_with_an_integer_dtype_are_cast():
+    # Note: the values are start + i * step, truncated, as torch computes them (NumPy
+    # derives an integer step from its first two values and gives [0, 1, 2, 3] below).
+    assert_tensor_equal(xrt.arange(0.5, 5.0, 1.0, dtype=xrt.int64), np.arange(5))
+    assert_tensor_equal(xrt.arange(0, 5, 1.5, dtype=xrt.int32),
+                        np.array([0, 1, 3, 4], dtype=np.int32))
+
+
 def test_arange_with_a_zero_step_raises():
     # Note: NumPy raises ZeroDivisionError; ValueError reads better.
     with pytest.raises((ValueError, ZeroDivisionError)):
@@ -258,3 +266,194 @@ def test_astype_copies_unless_told_otherwise():
     t = xrt.arange(3)
     assert not shares_memory(xrt.astype(t, xrt.int64), np.asarray(t))
     assert shares_memory(xrt.astype(t, xrt.int64, copy=False), np.asarray(t))
+
+
+# ---------------------------------------------------------------- *_like
+
+like_sources = st.sampled_from(ALL).flatmap(
+    lambda name: arrays(name, shapes).map(lambda a: (name, a)))
+
+
+@given(like_sources, st.sampled_from((None,) + ALL))
+def test_like_functions_take_shape_and_dtype(source, target):
+    name, a = source
+    t = tensor(a)
+    dtype = getattr(xrt, target) if target else None
+    np_dtype = numpy_dtype(target or name)
+    assert_tensor_equal(xrt.zeros_like(t, dtype=dtype), np.zeros(a.shape, np_dtype))
+    assert_tensor_equal(xrt.ones_like(t, dtype=dtype), np.ones(a.shape, np_dtype))
+    fill = True if (target or name) == "bool" else 2
+    assert_tensor_equal(xrt.full_like(t, fill, dtype=dtype), np.full(a.shape, fill, np_dtype))
+    empty = xrt.empty_like(t, dtype=dtype)
+    assert (empty.shape, empty.dtype, empty.device) == (a.shape, getattr(xrt, target or name),
+                                                      t.device)
+    assert not shares_memory(empty, a) or a.size == 0
+
+
+def test_like_functions_of_views_are_new_contiguous_arrays():
+    a = np.arange(12.0).reshape(3, 4)[:, ::-2]
+    out = xrt.zeros_like(xrt.asarray(a))
+    assert out._is_contiguous() and not shares_memory(out, a)
+    assert xrt.full_like(xrt.asarray(a), 1.5).dtype == xrt.float64
+
+
+def test_full_like_errors():
+    t = xrt.ones(3, dtype=xrt.int8)
+    with pytest.raises(OverflowError):
+        xrt.full_like(t, 300)
+    with pytest.raises(TypeError, match="fill_value"):
+        xrt.full_like(t, "1")
+    with pytest.raises(TypeError):
+        xrt.zeros_like(np.ones(3))
+    with pytest.raises(TypeError):
+        xrt.ones_like(t, dtype="float32")
+
+
+# ------------------------------------------------------------------- eye
+
+
+@given(st.integers(0, 6), st.none() | st.integers(0, 6), st.integers(-8, 8))
+def test_eye(n_rows, n_cols, k):
+    assert_tensor_equal(xrt.eye(n_rows, n_cols, k=k), np.eye(n_rows, n_cols, k=k))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_eye_dtypes(name):
+    assert_tensor_equal(xrt.eye(3, 4, k=-1, dtype=getattr(xrt, name)),
+                        np.eye(3, 4, k=-1, dtype=numpy_dtype(name)))
+
+
+def test_eye_edge_cases():
+    assert_tensor_equal(xrt.eye(3, k=2**70), np.zeros((3, 3)))
+    assert_tensor_equal(xrt.eye(3, k=-(2**63)), np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="non-negative"):
+        xrt.eye(-1)
+    with pytest.raises(TypeError):
+        xrt.eye(2.0)
+
+
+# -------------------------------------------------------------- linspace
+
+finite = st.floats(-1e6, 1e6, allow_nan=False)
+
+
+@given(finite, finite, st.integers(0, 40), st.booleans())
+def test_linspace_matches_numpy(start, stop, num, endpoint):
+    t = xrt.linspace(start, stop, num, endpoint=endpoint)
+    assert_tensor_equal(t, np.linspace(start, stop, num, endpoint=endpoint))
+    if num > 0:
+        assert np.asarray(t)[0] == start
+    if endpoint and num > 1:
+        assert np.asarray(t)[-1] == stop
+
+
+@given(finite, finite, st.integers(1, 20))
+def test_linspace_without_endpoint_is_a_prefix(start, stop, num):
+    np.testing.assert_array_equal(
+        np.asarray(xrt.linspace(start, stop, num, endpoint=False)),
+        np.asarray(xrt.linspace(start, stop, num + 1))[:-1])
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "complex64",
+                                  "int8", "int64", "uint8"])
+def test_linspace_dtypes(name):
+    expected = np.linspace(0, 10, 7).astype(numpy_dtype(name))
+    if name.startswith(("int", "uint")):
+        expected = np.linspace(0, 10, 7, dtype=name)
+    assert_tensor_equal(xrt.linspace(0, 10, 7, dtype=getattr(xrt, name)), expected)
+
+
+def test_linspace_integer_dtypes_floor_like_numpy():
+    assert_tensor_equal(xrt.linspace(-10, 0, 4, dtype=xrt.int64),
+                        np.linspace(-10, 0, 4, dtype=np.int64))
+    assert_tensor_equal(xrt.linspace(-10.5, 0.5, 5, dtype=xrt.int32),
+                        np.linspace(-10.5, 0.5, 5, dtype=np.int32))
+
+
+def test_linspace_complex():
+    assert_tensor_equal(xrt.linspace(1j, 2 - 3j, 5), np.linspace(1j, 2 - 3j, 5))
+    assert_tensor_equal(xrt.linspace(0, 1j, 4, endpoint=False),
+                        np.linspace(0, 1j, 4, endpoint=False))
+    assert xrt.linspace(0, 1j, 3, dtype=xrt.complex64).dtype == xrt.complex64
+
+
+def test_linspace_edge_cases():
+    assert_tensor_equal(xrt.linspace(2.0, 5.0, 0), np.zeros(0))
+    assert_tensor_equal(xrt.linspace(2.0, 5.0, 1), np.array([2.0]))
+    assert_tensor_equal(xrt.linspace(2.0, 5.0, 1, endpoint=False), np.array([2.0]))
+    assert_tensor_equal(xrt.linspace(3, 3, 4), np.full(4, 3.0))
+    assert xrt.linspace(0, 1, 3).dtype == xrt.float64
+    with pytest.raises(ValueError, match="non-negative"):
+        xrt.linspace(0, 1, -1)
+    with pytest.raises(TypeError, match="complex dtype"):
+        xrt.linspace(0, 1j, 3, dtype=xrt.float64)
+    with pytest.raises(TypeError, match="numeric"):
+        xrt.linspace(0, 1, 3, dtype=xrt.bool)
+    with pytest.raises(TypeError):
+        xrt.linspace(0, 1, 3.0)
+    with pytest.raises(TypeError):
+        xrt.linspace(False, 1, 3)
+
+
+# -------------------------------------------------------------- meshgrid
+
+
+@given(st.lists(st.integers(0, 4), min_size=0, max_size=4), st.sampled_from(["xy", "ij"]),
+       st.sampled_from(["int32", "float64", "complex64", "bool"]))
+def test_meshgrid(lengths, indexing, name):
+    vectors = [np.arange(n).astype(name) for n in lengths]
+    out = xrt.meshgrid(*[xrt.asarray(v) for v in vectors], indexing=indexing)
+    assert isinstance(out, tuple)
+    expected = np.meshgrid(*vectors, indexing=indexing)
+    assert len(out) == len(expected)
+    for o, e in zip(out, expected):
+        assert_tensor_equal(o, e)
+
+
+def test_meshgrid_returns_new_arrays_from_strided_inputs():
+    x = np.arange(6.0)[::-2]
+    gx, gy = xrt.meshgrid(xrt.asarray(x), xrt.asarray(np.arange(2.0)))
+    assert_tensor_equal(gx, np.meshgrid(x, np.arange(2.0))[0])
+    assert gx._is_contiguous() and not shares_memory(gx, x)
+
+
+def test_meshgrid_errors():
+    with pytest.raises(ValueError, match="'xy' or 'ij'"):
+        xrt.meshgrid(xrt.ones(2), indexing="ji")
+    with pytest.raises(ValueError, match="one-dimensional"):
+        xrt.meshgrid(xrt.ones((2, 2)))
+    with pytest.raises(ValueError, match="one dtype"):
+        xrt.meshgrid(xrt.ones(2), xrt.ones(2, dtype=xrt.float32))
+    with pytest.raises(TypeError):
+        xrt.meshgrid([1, 2])
+
+
+# ------------------------------------------------------------ tril, triu
+
+matrix_shapes = hnp.array_shapes(min_dims=2, max_dims=4, min_side=0, max_side=5)
+
+
+@given(st.sampled_from(ALL).flatmap(lambda n: arrays(n, matrix_shapes)),
+       st.integers(-6, 6), st.sampled_from(["c", "transposed", "reversed"]))
+def test_tril_triu(a, k, layout):
+    if layout == "transposed":
+        a = np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)
+    elif layout == "reversed":
+        a = np.flip(np.ascontiguousarray(np.flip(a)))
+    t = tensor(a)
+    assert_tensor_equal(xrt.tril(t, k=k), np.tril(a, k))
+    assert_tensor_equal(xrt.triu(t, k=k), np.triu(a, k))
+
+
+def test_tril_triu_edge_cases():
+    a = np.arange(1.0, 13.0).reshape(3, 4)
+    assert_tensor_equal(xrt.tril(xrt.asarray(a), k=2**70), a)
+    assert_tensor_equal(xrt.triu(xrt.asarray(a), k=2**70), np.zeros_like(a))
+    assert_tensor_equal(xrt.tril(xrt.asarray(a), k=-(2**70)), np.zeros_like(a))
+    assert_tensor_equal(xrt.triu(xrt.asarray(a), k=-(2**70)), a)
+    big = np.random.default_rng(0).random((3, 300, 257))
+    assert_tensor_equal(xrt.tril(xrt.asarray(big), k=-3), np.tril(big, -3))
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        xrt.tril(xrt.ones(3))
+    with pytest.raises(TypeError):
+        xrt.triu(xrt.ones((2, 2)), k=1.0)

@@ -15,13 +15,6 @@ nb::tuple shape_tuple(const Dims& dims) {
 
 nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
 
-template <Tensor (*Op)(const Tensor&, const Tensor&), bool Reflected>
-nb::object binary(const Tensor& self, nb::handle other) {
-  std::optional<Tensor> rhs = operand(self, other);
-  if (!rhs) return not_implemented();
-  return nb::cast(Reflected ? Op(*rhs, self) : Op(self, *rhs));
-}
-
 nb::object scalar_of(const Tensor& t) { return scalar_to_python(item(t)); }
 
 }  // namespace
@@ -56,15 +49,6 @@ void bind_tensor(nb::module_& m) {
           throw ValueError("stream must be None for a cpu tensor");
         return to_device(t, optional_device_arg(device).value_or(t.device()));
       }, nb::arg("device"), nb::kw_only(), nb::arg("stream").none() = nb::none())
-      .def("__add__", binary<add, false>, nb::is_operator())
-      .def("__radd__", binary<add, true>, nb::is_operator())
-      .def("__iadd__", [](nb::handle self, nb::handle other) -> nb::object {
-        Tensor& t = nb::cast<Tensor&>(self);
-        std::optional<Tensor> rhs = operand(t, other);
-        if (!rhs) return not_implemented();
-        add_inplace(t, *rhs);
-        return nb::borrow(self);
-      }, nb::is_operator())
       .def("__matmul__", [](const Tensor& a, nb::handle b) -> nb::object {
         if (!nb::isinstance<Tensor>(b)) return not_implemented();
         return nb::cast(matmul(a, nb::cast<const Tensor&>(b)));

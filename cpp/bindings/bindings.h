@@ -42,6 +42,14 @@ void bind_tensor(nb::module_& m);
 void bind_dlpack(nb::module_& m);
 void bind_dispatch(nb::module_& m);
 void bind_convert(nb::module_& m);
+void bind_elementwise(nb::module_& m);
+void bind_function(nb::module_& m);
+void bind_reductions(nb::module_& m);
 void bind_sorting(nb::module_& m);
+void bind_indexing(nb::module_& m);
+void bind_manipulation(nb::module_& m);
+void bind_creation(nb::module_& m);
+void bind_fft(nb::module_& m);
+void bind_linalg(nb::module_& m);
 
 }  // namespace xrt::py

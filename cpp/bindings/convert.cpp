@@ -1,5 +1,5 @@
 // cpp/bindings/convert.cpp: Python values to tensors (asarray and friends) and the
-// namespace functions of the foundation (creation, add, sum, matmul, astype).
+// namespace functions of the foundation (creation, matmul, astype).
 #include <nanobind/stl/string.h>
 
 #include <cstring>
@@ -338,28 +338,6 @@ void bind_convert(nb::module_& m) {
   }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::kw_only(),
      nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none());
 
-  m.def("add", [](nb::handle x1, nb::handle x2) -> Tensor {
-    bool t1 = nb::isinstance<Tensor>(x1), t2 = nb::isinstance<Tensor>(x2);
-    if (t1 && t2) return add(nb::cast<const Tensor&>(x1), nb::cast<const Tensor&>(x2));
-    if (t1) if (auto rhs = operand(nb::cast<const Tensor&>(x1), x2)) return add(nb::cast<const Tensor&>(x1), *rhs);
-    if (t2) if (auto lhs = operand(nb::cast<const Tensor&>(x2), x1)) return add(*lhs, nb::cast<const Tensor&>(x2));
-    throw TypeError("add: expected tensors (or one tensor and a Python scalar)");
-  }, nb::arg("x1"), nb::arg("x2"));
-  m.def("sum", [](nb::handle x, nb::handle axis, nb::handle dtype, bool keepdims) {
-    std::optional<Dims> axes;
-    if (!axis.is_none()) {
-      axes = Dims();
-      if (PyTuple_Check(axis.ptr())) {
-        for (nb::handle a : axis) axes->push_back(nb::cast<int64_t>(a));
-      } else if (PyIndex_Check(axis.ptr()) && !PyBool_Check(axis.ptr())) {
-        axes->push_back(nb::cast<int64_t>(axis));
-      } else {
-        throw TypeError("sum: axis must be None, an int or a tuple of ints");
-      }
-    }
-    return sum(tensor_arg(x, "sum: x"), axes, optional_dtype_arg(dtype), keepdims);
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis").none() = nb::none(),
-     nb::arg("dtype").none() = nb::none(), nb::arg("keepdims") = false);
   m.def("matmul", [](nb::handle x1, nb::handle x2) {
     return matmul(tensor_arg(x1, "matmul: x1"), tensor_arg(x2, "matmul: x2"));
   }, nb::arg("x1"), nb::arg("x2"));

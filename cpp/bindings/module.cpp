@@ -174,6 +174,14 @@ NB_MODULE(_core, m) {
   bind_tensor(m);
   bind_dlpack(m);
   bind_convert(m);
+  bind_elementwise(m);
+  bind_function(m);
+  bind_reductions(m);
+  bind_manipulation(m);
+  bind_creation(m);
   bind_dispatch(m);
   bind_sorting(m);
+  bind_indexing(m);
+  bind_fft(m);
+  bind_linalg(m);
 }

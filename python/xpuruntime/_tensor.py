@@ -61,7 +61,10 @@ def __array_namespace__(self, /, *, api_version=None):
 
 
 def _install():
+    from . import _signatures
+
     T = _core.Tensor
+    _signatures.install_methods(T, _signatures.TENSOR_METHODS)
     T.__array__ = __array__
     T.__repr__ = __repr__
     T.__str__ = __str__

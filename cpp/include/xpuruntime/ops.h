@@ -10,7 +10,7 @@ namespace xrt {
 
 /// Ids of the built-in ops, interned once.
 struct BuiltinOps {
-  OpId copy, fill, arange, add, sum, matmul;
+  OpId copy, fill, arange, add, matmul;
   static const BuiltinOps& get();
 };
 
@@ -41,10 +41,6 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, Device device);
 Tensor add(const Tensor& a, const Tensor& b);
 /// a += b in place: b broadcasts to a's shape, the promoted dtype must be a's dtype.
 void add_inplace(Tensor& a, const Tensor& b);
-
-// Reductions
-Tensor sum(const Tensor& x, const std::optional<Dims>& axes, std::optional<DType> dtype,
-           bool keepdims);
 
 // Linear algebra
 Tensor matmul(const Tensor& a, const Tensor& b);

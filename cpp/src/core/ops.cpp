@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "xpuruntime/dispatcher.h"
+#include "xpuruntime/elementwise.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt {
@@ -75,7 +76,7 @@ const BuiltinOps& BuiltinOps::get() {
   static const BuiltinOps ops = [] {
     auto& r = KernelRegistry::global();
     return BuiltinOps{r.op_id("copy"), r.op_id("fill"), r.op_id("arange"),
-                      r.op_id("add"), r.op_id("sum"), r.op_id("matmul")};
+                      r.op_id("add"), r.op_id("matmul")};
   }();
   return ops;
 }
@@ -199,77 +200,9 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, Device device) {
   return full(Dims{}, value, dtype, device);
 }
 
-Tensor add(const Tensor& a, const Tensor& b) {
-  check_same_device(a, b, "add");
-  DType dtype = result_type(a.dtype(), b.dtype());
-  check_numeric(dtype, "add");
-  Dims shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape());
-  Tensor hold_a, hold_b;
-  const Tensor& x = conform(a, dtype, shape, hold_a);
-  const Tensor& y = conform(b, dtype, shape, hold_b);
-  Tensor out = empty(shape, dtype, a.device());
-  run_op(BuiltinOps::get().add, {&x, &y}, out);
-  return out;
-}
-
-void add_inplace(Tensor& a, const Tensor& b) {
-  check_writable(a);
-  check_same_device(a, b, "add");
-  DType dtype = result_type(a.dtype(), b.dtype());
-  check_numeric(dtype, "add");
-  if (dtype != a.dtype())
-    throw TypeError("in-place add would change the dtype from " + name_of(a.dtype()) + " to " +
-                    name_of(dtype));
-  if (!(broadcast_shapes(a.shape(), b.shape()) == a.shape()))
-    throw ValueError("in-place add: shape " + shape_str(b.shape()) +
-                     " does not broadcast to " + shape_str(a.shape()));
-  Tensor other = astype(b, dtype, false);
-  // An overlapping but differently laid-out operand would be read after it was written.
-  if (other.storage() == a.storage() &&
-      !(other.byte_offset() == a.byte_offset() && other.strides() == a.strides()))
-    other = astype(other, dtype, true);
-  Tensor hold;
-  const Tensor& y = conform(other, dtype, a.shape(), hold);
-  run_op(BuiltinOps::get().add, {&a, &y}, a);
-}
-
-Tensor sum(const Tensor& x, const std::optional<Dims>& axes, std::optional<DType> dtype,
-           bool keepdims) {
-  DType out_dtype;
-  if (dtype) {
-    out_dtype = *dtype;
-    check_numeric(out_dtype, "sum");
-  } else if (x.dtype() == DType::Bool || kind(x.dtype()) == DTypeKind::SignedInt) {
-    out_dtype = DType::Int64;
-  } else if (kind(x.dtype()) == DTypeKind::UnsignedInt) {
-    out_dtype = DType::UInt64;
-  } else {
-    out_dtype = x.dtype();
-  }
-  Dims reduce;
-  if (!axes) {
-    for (int d = 0; d < x.ndim(); ++d) reduce.push_back(d);
-  } else {
-    for (int64_t a : *axes) reduce.push_back(normalize_axis(a, x.ndim()));
-    std::sort(reduce.begin(), reduce.end());
-    for (int i = 1; i < reduce.size(); ++i)
-      if (reduce[i] == reduce[i - 1]) throw ValueError("sum: repeated axis " + std::to_string(reduce[i]));
-  }
-  Dims shape;
-  for (int d = 0, j = 0; d < x.ndim(); ++d) {
-    bool reduced = j < reduce.size() && reduce[j] == d;
-    if (reduced) ++j;
-    if (!reduced) shape.push_back(x.shape()[d]);
-    else if (keepdims) shape.push_back(1);
-  }
-  Tensor input = astype(x, out_dtype, false);
-  Tensor out = empty(shape, out_dtype, x.device());
-  OpAttrs attrs;
-  attrs.axes = reduce;
-  attrs.keepdims = keepdims;
-  run_op(BuiltinOps::get().sum, {&input}, out, &attrs);
-  return out;
-}
+// add predates the elementwise table and keeps its name for C++ callers.
+Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::add, a, b); }
+void add_inplace(Tensor& a, const Tensor& b) { binary_inplace(BinaryOp::add, a, b); }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   check_same_device(a, b, "matmul");

@@ -1,60 +1,82 @@
-// cpp/src/cpu/binary_kernels.cpp: binary elementwise ops from one table of scalar functions.
-// Inputs arrive broadcast and cast to the output dtype; the contiguous and
-// scalar-broadcast runs get loops the compiler vectorises.
-#include "cpu/dtype_dispatch.h"
+// cpp/src/cpu/binary_kernels.cpp: the binary elementwise kernels that need no libm (the
+// libm ones are built per ISA in math_kernels.cpp), one entry per row of XRT_BINARY_OPS,
+// and `where`. Inputs arrive broadcast and cast to one dtype.
+#include "cpu/elementwise_loops.h"
 #include "cpu/kernels.h"
-#include "cpu/loops.h"
-#include "xpuruntime/scalar.h"
+#include "xpuruntime/elementwise.h"
 
 namespace xrt::cpu {
 namespace {
 
-using detail::compute_t;
+using namespace baseline;
 
-struct Add {
-  template <class C> static C apply(C a, C b) { return a + b; }
-};
+// nextafter steps by the ulp of the stored type: for float16/bfloat16 that is a step of
+// the 16-bit pattern (sign-magnitude), not of the float it computes in.
+template <class H> H half_nextafter(H a, H b) {
+  float fa = a, fb = b;
+  if (fa != fa || fb != fb) return H(std::numeric_limits<float>::quiet_NaN());
+  if (fa == fb) return b;
+  H r;
+  if (fa == 0) {
+    r.bits = static_cast<uint16_t>(fb < 0 ? 0x8001u : 0x0001u);
+  } else {
+    r.bits = static_cast<uint16_t>((fa < fb) == (fa > 0) ? a.bits + 1 : a.bits - 1);
+  }
+  return r;
+}
 
-template <class Op, class T> void binary_typed(const KernelCall& call) {
-  using C = compute_t<T>;
-  for_each_run<3>({&call.out(), &call.in(0), &call.in(1)},
-                  [](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
-    constexpr int64_t z = sizeof(T);
-    T* __restrict o = reinterpret_cast<T*>(p[0]);
-    const T* __restrict a = reinterpret_cast<const T*>(p[1]);
-    const T* __restrict b = reinterpret_cast<const T*>(p[2]);
-    if (s[0] == z && s[1] == z && s[2] == z) {
-      for (int64_t i = 0; i < n; ++i) o[i] = T(Op::apply(C(a[i]), C(b[i])));
-    } else if (s[0] == z && s[1] == z && s[2] == 0) {
-      const C bv = C(b[0]);
-      for (int64_t i = 0; i < n; ++i) o[i] = T(Op::apply(C(a[i]), bv));
-    } else if (s[0] == z && s[1] == 0 && s[2] == z) {
-      const C av = C(a[0]);
-      for (int64_t i = 0; i < n; ++i) o[i] = T(Op::apply(av, C(b[i])));
+// where: a byte copy chosen by the condition, so it depends only on the item size.
+template <class U> void where_typed(const KernelCall& call) {
+  for_each_run<4>({&call.out(), &call.in(0), &call.in(1), &call.in(2)},
+                  [](const std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
+    constexpr int64_t z = sizeof(U);
+    if (s[0] == z && s[1] == 1 && s[2] == z && s[3] == z) {
+      U* __restrict o = reinterpret_cast<U*>(p[0]);
+      const bool* __restrict c = reinterpret_cast<const bool*>(p[1]);
+      const U* __restrict x = reinterpret_cast<const U*>(p[2]);
+      const U* __restrict y = reinterpret_cast<const U*>(p[3]);
+      for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
     } else {
       for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) =
-            T(Op::apply(C(*reinterpret_cast<const T*>(p[1] + i * s[1])),
-                        C(*reinterpret_cast<const T*>(p[2] + i * s[2]))));
+        *reinterpret_cast<U*>(p[0] + i * s[0]) =
+            *reinterpret_cast<const bool*>(p[1] + i * s[1])
+                ? *reinterpret_cast<const U*>(p[2] + i * s[2])
+                : *reinterpret_cast<const U*>(p[3] + i * s[3]);
     }
   });
 }
 
-template <class Op> void binary_kernel(const KernelCall& call) {
-  visit_dtype(call.out().dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) throw TypeError("boolean arithmetic is not defined");
-    else binary_typed<Op, T>(call);
-  });
-}
-
-bool numeric(DType d) { return is_numeric(d); }
+struct Bytes16 { uint64_t lo, hi; };
 
 }  // namespace
 
-const BinaryOpEntry kBinaryOps[] = {
-    {"add", numeric, binary_kernel<Add>},
+}  // namespace xrt::cpu
+
+namespace xrt::cpu::baseline {
+template <> struct BinaryApply<math::nextafter, Float16> {
+  static Float16 apply(Float16 a, Float16 b) { return half_nextafter(a, b); }
 };
-const int kNumBinaryOps = sizeof(kBinaryOps) / sizeof(kBinaryOps[0]);
+template <> struct BinaryApply<math::nextafter, BFloat16> {
+  static BFloat16 apply(BFloat16 a, BFloat16 b) { return half_nextafter(a, b); }
+};
+}  // namespace xrt::cpu::baseline
+
+namespace xrt::cpu {
+
+#define XRT_BINARY_KERNEL(name, category, result) \
+  baseline::binary_entry<baseline::math::name, false>(),
+const KernelFnPtr kBinaryKernels[] = {XRT_BINARY_OPS(XRT_BINARY_KERNEL)};
+#undef XRT_BINARY_KERNEL
+
+void where_kernel(const KernelCall& call) {
+  switch (call.out().itemsize()) {
+    case 1: return where_typed<uint8_t>(call);
+    case 2: return where_typed<uint16_t>(call);
+    case 4: return where_typed<uint32_t>(call);
+    case 8: return where_typed<uint64_t>(call);
+    case 16: return where_typed<Bytes16>(call);
+  }
+  baseline::throw_unsupported("where", call.out().dtype());
+}
 
 }  // namespace xrt::cpu

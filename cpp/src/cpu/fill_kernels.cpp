@@ -32,21 +32,27 @@ void arange_kernel(const KernelCall& call) {
     using T = typename decltype(tag)::type;
     T* o = reinterpret_cast<T*>(out.data());
     int64_t n = out.numel();
+    auto is_int = [](const Scalar& v) {
+      return v.kind == Scalar::Kind::Int || v.kind == Scalar::Kind::UInt;
+    };
     if constexpr (std::is_integral_v<T>) {
-      // Integer ranges are computed exactly in 64-bit (wrapping) arithmetic.
-      uint64_t first = start.kind == Scalar::Kind::UInt ? start.u : static_cast<uint64_t>(start.i);
-      uint64_t delta = step.kind == Scalar::Kind::UInt ? step.u : static_cast<uint64_t>(step.i);
-      parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i)
-          o[i] = static_cast<T>(first + static_cast<uint64_t>(i) * delta);
-      });
-    } else {
-      double first = start.to<double>(), delta = step.to<double>();
-      parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i)
-          o[i] = cast_value<T>(first + static_cast<double>(i) * delta);
-      });
+      // Integer ranges are computed exactly in 64-bit (wrapping) arithmetic; a float start
+      // or step with an integer dtype takes the float path below and is cast (truncated).
+      if (is_int(start) && is_int(step)) {
+        uint64_t first = start.kind == Scalar::Kind::UInt ? start.u : static_cast<uint64_t>(start.i);
+        uint64_t delta = step.kind == Scalar::Kind::UInt ? step.u : static_cast<uint64_t>(step.i);
+        parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i)
+            o[i] = static_cast<T>(first + static_cast<uint64_t>(i) * delta);
+        });
+        return;
+      }
     }
+    double first = start.to<double>(), delta = step.to<double>();
+    parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        o[i] = cast_value<T>(first + static_cast<double>(i) * delta);
+    });
   });
 }
 

@@ -5,26 +5,42 @@
 #include "xpuruntime/kernel.h"
 #include "xpuruntime/registry.h"
 
+namespace xrt {
+class KernelRegistry;
+}
+
 namespace xrt::cpu {
 
 void copy_kernel(const KernelCall& call);    // out[...] = cast(in[...]), any strides
 void fill_kernel(const KernelCall& call);    // out[...] = attrs.value
 void arange_kernel(const KernelCall& call);  // out[i] = attrs.value + i * attrs.step
-void sum_kernel(const KernelCall& call);     // out = sum of in over attrs.axes (same dtype)
 
-/// Binary elementwise ops, a table: name -> scalar function per dtype category.
-struct BinaryOpEntry {
-  const char* name;
-  bool (*supports)(DType dtype);
-  void (*run)(const KernelCall& call);
-};
-extern const BinaryOpEntry kBinaryOps[];
-extern const int kNumBinaryOps;
+using KernelFnPtr = void (*)(const KernelCall& call);
+
+/// Elementwise kernels indexed by UnaryOp / BinaryOp (xpuruntime/elementwise.h); nullptr
+/// where the op calls libm: those come from the per-ISA tables below.
+extern const KernelFnPtr kUnaryKernels[];
+extern const KernelFnPtr kBinaryKernels[];
+namespace baseline { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+#ifdef XRT_X86_ISA_VARIANTS
+namespace avx2 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+namespace avx512 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+#endif
+void where_kernel(const KernelCall& call);  // out = in0 ? in1 : in2
+
+void register_reduction_kernels(KernelRegistry& registry);  // sum ... std, argmax, ...
+void register_scan_kernels(KernelRegistry& registry);       // cumulative_sum/prod, diff
+
+void register_index_kernels(KernelRegistry& registry);  // index_kernels.cpp
+void register_creation_kernels(KernelRegistry& registry);  // linspace, tril, triu
+void register_manipulation_kernels(KernelRegistry& registry);  // repeat
+void register_linalg_kernels(KernelRegistry& registry);  // linalg_kernels.cpp
 
 void matmul_native(const KernelCall& call);
 bool matmul_openblas_supports(DType dtype);
 void matmul_openblas(const KernelCall& call);
 
 void register_sorting_kernels(KernelRegistry& registry);  // sort_kernels.cpp
+void register_fft_kernels(KernelRegistry& registry);  // fft_kernels.cpp
 
 }  // namespace xrt::cpu

@@ -1,5 +1,8 @@
 // cpp/src/cpu/register.cpp: registers the built-in CPU kernels with the registry.
+#include <vector>
+
 #include "cpu/kernels.h"
+#include "xpuruntime/elementwise.h"
 #include "xpuruntime/registry.h"
 
 namespace xrt {
@@ -26,16 +29,40 @@ void register_cpu_kernels(KernelRegistry& r) {
   r.add(cpu_kernel("copy", "native", cpu::copy_kernel, "strided copy with dtype conversion"));
   r.add(cpu_kernel("fill", "native", cpu::fill_kernel, "fill with a scalar"));
   r.add(cpu_kernel("arange", "native", cpu::arange_kernel, "start + i * step"));
-  r.add(cpu_kernel("sum", "native", cpu::sum_kernel,
-                   "pairwise/row-accumulating sum, fixed order",
-                   [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
-  for (int i = 0; i < cpu::kNumBinaryOps; ++i) {
-    const cpu::BinaryOpEntry& op = cpu::kBinaryOps[i];
-    r.add(cpu_kernel(op.name, "native", op.run, "vectorised strided loop",
-                     [supports = op.supports](const DTypeSignature& s) {
-                       return supports(output_dtype(s));
-                     }));
-  }
+  cpu::register_reduction_kernels(r);
+  cpu::register_scan_kernels(r);
+  // Elementwise: one kernel per row of the tables; the op definition has already checked
+  // the dtype category, `supports` repeats it so that the registry can answer for users.
+  // Ops that call libm also get per-ISA kernels (libmvec SIMD) where the CPU has the ISA.
+  struct Variant { const char* name; const cpu::KernelFnPtr* unary; const cpu::KernelFnPtr* binary; int priority; };
+  std::vector<Variant> variants;
+#ifdef XRT_X86_ISA_VARIANTS
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+    variants.push_back({"avx512", cpu::avx512::kUnaryMath, cpu::avx512::kBinaryMath, 6});
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    variants.push_back({"avx2", cpu::avx2::kUnaryMath, cpu::avx2::kBinaryMath, 5});
+#endif
+  auto add_elementwise = [&](const ElementwiseInfo& info, cpu::KernelFnPtr generic,
+                             cpu::KernelFnPtr libm, auto pick) {
+    auto supports = [accepts = info.accepts](const DTypeSignature& s) {
+      return in_category(s.dtypes[0], accepts);
+    };
+    r.add(cpu_kernel(info.name, "native", generic ? generic : libm, "vectorised strided loop",
+                     supports));
+    if (generic) return;
+    for (const Variant& v : variants)
+      r.add(cpu_kernel(info.name, v.name, pick(v), std::string("libmvec SIMD loop (") + v.name + ")",
+                       supports, v.priority));
+  };
+  for (int i = 0; i < num_unary_ops(); ++i)
+    add_elementwise(unary_info(static_cast<UnaryOp>(i)), cpu::kUnaryKernels[i],
+                    cpu::baseline::kUnaryMath[i], [i](const Variant& v) { return v.unary[i]; });
+  for (int i = 0; i < num_binary_ops(); ++i)
+    add_elementwise(binary_info(static_cast<BinaryOp>(i)), cpu::kBinaryKernels[i],
+                    cpu::baseline::kBinaryMath[i], [i](const Variant& v) { return v.binary[i]; });
+  r.add(cpu_kernel("where", "native", cpu::where_kernel, "select by a boolean mask"));
   r.add(cpu_kernel("matmul", "openblas", cpu::matmul_openblas,
                    "cblas ?gemm from scipy-openblas64",
                    [](const DTypeSignature& s) {
@@ -46,6 +73,11 @@ void register_cpu_kernels(KernelRegistry& r) {
                    "blocked C++ (packed micro-kernel for float32/float64)",
                    [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
   cpu::register_sorting_kernels(r);
+  cpu::register_index_kernels(r);
+  cpu::register_creation_kernels(r);
+  cpu::register_manipulation_kernels(r);
+  cpu::register_fft_kernels(r);
+  cpu::register_linalg_kernels(r);
 }
 
 }  // namespace xrt

@@ -1,0 +1,107 @@
+// cpp/bindings/bind_indexing.cpp: Tensor.__getitem__/__setitem__ (a Python key becomes a
+// TensorIndex; the meaning lives in core/indexing_ops.cpp) and take, take_along_axis,
+// nonzero.
+#include <nanobind/stl/string.h>
+
+#include "bindings.h"
+#include "xpuruntime/errors.h"
+#include "xpuruntime/indexing.h"
+
+namespace xrt::py {
+namespace {
+
+std::string type_name_of(nb::handle obj) { return nb::type_name(obj.type()).c_str(); }
+
+// An int (or an object with __index__) as an int64. Past int64 it is out of range for any
+// axis, and is said so here, where its value is still known.
+int64_t integer_arg(PyObject* obj) {
+  nb::object value = nb::steal(PyNumber_Index(obj));
+  if (!value.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow)
+    throw IndexError("index " + std::string(nb::str(value).c_str()) + " is out of bounds");
+  return v;
+}
+
+// Array-likes (lists, NumPy arrays and scalars) index as the tensor asarray makes of them;
+// an empty list is an empty integer index, as in NumPy.
+bool is_array_like(PyObject* obj) {
+  return PyList_Check(obj) || PyTuple_Check(obj) || PyObject_HasAttrString(obj, "__dlpack__") ||
+         (PyObject_CheckBuffer(obj) && !PyBytes_Check(obj) && !PyByteArray_Check(obj));
+}
+
+void add_item(TensorIndex& index, nb::handle key) {
+  PyObject* obj = key.ptr();
+  if (PyLong_CheckExact(obj)) return index.push_back(IndexItem::integer(integer_arg(obj)));
+  if (PySlice_Check(obj)) {
+    Py_ssize_t start, stop, step;
+    if (PySlice_Unpack(obj, &start, &stop, &step) < 0) throw nb::python_error();
+    return index.push_back(IndexItem::slice(start, stop, step));
+  }
+  if (obj == Py_None) return index.push_back(IndexItem::new_axis());
+  if (obj == Py_Ellipsis) return index.push_back(IndexItem::ellipsis());
+  if (PyBool_Check(obj)) return index.push_back(IndexItem::boolean(obj == Py_True));
+  if (nb::isinstance<Tensor>(key)) return index.push_back(IndexItem::of_array(nb::cast<const Tensor&>(key)));
+  if (PyLong_Check(obj)) return index.push_back(IndexItem::integer(integer_arg(obj)));
+  if (is_array_like(obj)) {
+    Tensor t = asarray(key, std::nullopt, std::nullopt, std::nullopt);
+    if (t.numel() == 0 && PyList_Check(obj)) t = astype(t, kDefaultIndex, false);
+    return index.push_back(IndexItem::of_array(std::move(t)));
+  }
+  if (PyIndex_Check(obj)) return index.push_back(IndexItem::integer(integer_arg(obj)));
+  throw IndexError("only integers, slices (`:`), ellipsis (`...`), None and integer or "
+                   "boolean arrays are valid indices, not '" + type_name_of(key) + "'");
+}
+
+TensorIndex index_arg(nb::handle key) {
+  TensorIndex index;
+  if (PyTuple_Check(key.ptr())) {
+    Py_ssize_t n = PyTuple_GET_SIZE(key.ptr());
+    for (Py_ssize_t i = 0; i < n; ++i) add_item(index, PyTuple_GET_ITEM(key.ptr(), i));
+  } else {
+    add_item(index, key);
+  }
+  return index;
+}
+
+int64_t axis_arg(nb::handle axis, const char* what) {
+  if (!PyIndex_Check(axis.ptr()) || PyBool_Check(axis.ptr()))
+    throw TypeError(std::string(what) + ": axis must be an int, got '" + type_name_of(axis) + "'");
+  return nb::cast<int64_t>(axis);
+}
+
+}  // namespace
+
+void bind_indexing(nb::module_& m) {
+  nb::handle tensor = nb::type<Tensor>();
+  nb::cpp_function_def([](const Tensor& self, nb::handle key) {
+    return getitem(self, index_arg(key));
+  }, nb::scope(tensor), nb::name("__getitem__"), nb::is_method(), nb::arg("key").none());
+  nb::cpp_function_def([](Tensor& self, nb::handle key, nb::handle value) {
+    TensorIndex index = index_arg(key);
+    if (nb::isinstance<Tensor>(value)) return setitem(self, index, nb::cast<const Tensor&>(value));
+    if (std::optional<Scalar> s = scalar_from_python(value)) return setitem(self, index, *s);
+    setitem(self, index, asarray(value, std::nullopt, std::nullopt, std::nullopt));
+  }, nb::scope(tensor), nb::name("__setitem__"), nb::is_method(), nb::arg("key").none(),
+     nb::arg("value").none());
+
+  m.def("take", [](const Tensor& x, const Tensor& indices, nb::handle axis) {
+    std::optional<int64_t> a;
+    if (!axis.is_none()) a = axis_arg(axis, "take");
+    return take(x, indices, a);
+  }, nb::arg("x"), nb::arg("indices"), nb::kw_only(), nb::arg("axis").none() = nb::none());
+  m.def("take_along_axis", [](const Tensor& x, const Tensor& indices, nb::handle axis) {
+    return take_along_axis(x, indices, axis_arg(axis, "take_along_axis"));
+  }, nb::arg("x"), nb::arg("indices"), nb::kw_only(), nb::arg("axis") = -1);
+  m.def("nonzero", [](const Tensor& x) {
+    std::vector<Tensor> coordinates = nonzero(x);
+    nb::tuple out = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(coordinates.size())));
+    for (size_t i = 0; i < coordinates.size(); ++i)
+      PyTuple_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), nb::cast(std::move(coordinates[i])).release().ptr());
+    return out;
+  }, nb::arg("x"));
+}
+
+}  // namespace xrt::py

@@ -1,0 +1,242 @@
+// cpp/src/core/elementwise_ops.cpp: definitions of the elementwise functions: the dtype
+// each accepts and returns, promotion, broadcasting, in-place rules. Kernels only compute.
+#include "xpuruntime/elementwise.h"
+
+#include <string>
+#include <utility>
+
+#include "xpuruntime/dispatcher.h"
+#include "xpuruntime/errors.h"
+#include "xpuruntime/ops.h"
+#include "xpuruntime/registry.h"
+
+namespace xrt {
+namespace {
+
+#define XRT_INFO_ENTRY(name, category, result) \
+  {#name, DTypeCategory::category, ResultKind::result},
+const ElementwiseInfo kUnary[] = {XRT_UNARY_OPS(XRT_INFO_ENTRY)};
+const ElementwiseInfo kBinary[] = {XRT_BINARY_OPS(XRT_INFO_ENTRY)};
+#undef XRT_INFO_ENTRY
+
+constexpr int kNumUnary = sizeof(kUnary) / sizeof(kUnary[0]);
+constexpr int kNumBinary = sizeof(kBinary) / sizeof(kBinary[0]);
+
+// Registry ids, interned once: index = enum value.
+struct OpIds {
+  OpId unary[kNumUnary];
+  OpId binary[kNumBinary];
+  OpId where;
+  static const OpIds& get() {
+    static const OpIds ids = [] {
+      OpIds o;
+      auto& r = KernelRegistry::global();
+      for (int i = 0; i < kNumUnary; ++i) o.unary[i] = r.op_id(kUnary[i].name);
+      for (int i = 0; i < kNumBinary; ++i) o.binary[i] = r.op_id(kBinary[i].name);
+      o.where = r.op_id("where");
+      return o;
+    }();
+    return ids;
+  }
+};
+
+const char* category_text(DTypeCategory c) {
+  switch (c) {
+    case DTypeCategory::Any: return "any dtype";
+    case DTypeCategory::Bool: return "a boolean dtype";
+    case DTypeCategory::Integer: return "an integer dtype";
+    case DTypeCategory::IntegerOrBool: return "an integer or boolean dtype";
+    case DTypeCategory::Numeric: return "a numeric dtype";
+    case DTypeCategory::RealNumeric: return "a real numeric dtype";
+    case DTypeCategory::Floating: return "a floating-point dtype";
+    case DTypeCategory::RealFloating: return "a real floating-point dtype";
+  }
+  return "";
+}
+
+std::string dtype_name(DType d) { return std::string(dtype_info(d).name); }
+
+void check_category(const ElementwiseInfo& info, DType d) {
+  if (!in_category(d, info.accepts))
+    throw TypeError(std::string(info.name) + " is not defined for " + dtype_name(d) +
+                    " (it needs " + category_text(info.accepts) + ")");
+}
+
+void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.device() != b.device())
+    throw ValueError(std::string(op) + ": arrays are on different devices (" +
+                     a.device().str() + " and " + b.device().str() +
+                     "); move one with to_device() first");
+}
+
+DType result_dtype(const ElementwiseInfo& info, DType input) {
+  switch (info.result) {
+    case ResultKind::Same: return input;
+    case ResultKind::Bool: return DType::Bool;
+    case ResultKind::RealPart: return real_dtype(input);
+  }
+  return input;
+}
+
+// The dtype a binary function computes in: the promoted dtype, except that integer
+// division has no integer result in the standard, so it computes in the default float.
+DType compute_dtype(BinaryOp op, DType promoted) {
+  if (op == BinaryOp::divide && is_integer(promoted)) return kDefaultFloat;
+  return promoted;
+}
+
+// t as an operand of dtype and shape, reusing t when it already is one.
+const Tensor& conform(const Tensor& t, DType dtype, const Dims& shape, Tensor& holder) {
+  if (t.dtype() == dtype && t.shape() == shape) return t;
+  holder = (t.dtype() == dtype ? t : astype(t, dtype, true)).broadcast_to(shape);
+  return holder;
+}
+
+void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor& out) {
+  KernelCall call{inputs.begin(), static_cast<int>(inputs.size()), &out, 1, nullptr};
+  dispatch(op, call);
+}
+
+// The byte range [first, last) that a view can touch.
+std::pair<const char*, const char*> byte_span(const Tensor& t) {
+  const char* lo = t.data();
+  const char* hi = t.data();
+  int64_t item = static_cast<int64_t>(t.itemsize());
+  if (t.numel() == 0) return {lo, lo};
+  for (int d = 0; d < t.ndim(); ++d) {
+    int64_t reach = (t.shape()[d] - 1) * t.strides()[d] * item;
+    if (reach < 0) lo += reach;
+    else hi += reach;
+  }
+  return {lo, hi + item};
+}
+
+// True when writing `out` element by element could change `in` before it is read: their
+// memory overlaps (whichever tensors or imports they came from) and they are not the
+// same view.
+bool overlaps_differently(const Tensor& out, const Tensor& in) {
+  if (in.byte_offset() == out.byte_offset() && in.storage() == out.storage() &&
+      in.strides() == out.strides() && in.dtype() == out.dtype())
+    return false;
+  auto [a_lo, a_hi] = byte_span(out);
+  auto [b_lo, b_hi] = byte_span(in);
+  return a_lo < b_hi && b_lo < a_hi;
+}
+
+}  // namespace
+
+int num_unary_ops() { return kNumUnary; }
+int num_binary_ops() { return kNumBinary; }
+const ElementwiseInfo& unary_info(UnaryOp op) { return kUnary[static_cast<int>(op)]; }
+const ElementwiseInfo& binary_info(BinaryOp op) { return kBinary[static_cast<int>(op)]; }
+
+bool in_category(DType d, DTypeCategory c) {
+  DTypeKind k = kind(d);
+  switch (c) {
+    case DTypeCategory::Any: return true;
+    case DTypeCategory::Bool: return k == DTypeKind::Bool;
+    case DTypeCategory::Integer: return is_integer(d);
+    case DTypeCategory::IntegerOrBool: return is_integer(d) || k == DTypeKind::Bool;
+    case DTypeCategory::Numeric: return k != DTypeKind::Bool;
+    case DTypeCategory::RealNumeric: return is_integer(d) || k == DTypeKind::RealFloat;
+    case DTypeCategory::Floating: return k == DTypeKind::RealFloat || k == DTypeKind::ComplexFloat;
+    case DTypeCategory::RealFloating: return k == DTypeKind::RealFloat;
+  }
+  return false;
+}
+
+Tensor unary(UnaryOp op, const Tensor& x) {
+  const ElementwiseInfo& info = unary_info(op);
+  check_category(info, x.dtype());
+  Tensor out = empty(x.shape(), result_dtype(info, x.dtype()), x.device());
+  run(OpIds::get().unary[static_cast<int>(op)], {&x}, out);
+  return out;
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  const ElementwiseInfo& info = binary_info(op);
+  check_same_device(a, b, info.name);
+  DType promoted = result_type(a.dtype(), b.dtype());
+  check_category(info, promoted);
+  DType dtype = compute_dtype(op, promoted);
+  Dims shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape());
+  Tensor hold_a, hold_b;
+  const Tensor& x = conform(a, dtype, shape, hold_a);
+  const Tensor& y = conform(b, dtype, shape, hold_b);
+  Tensor out = empty(shape, result_dtype(info, dtype), a.device());
+  run(OpIds::get().binary[static_cast<int>(op)], {&x, &y}, out);
+  return out;
+}
+
+void binary_inplace(BinaryOp op, Tensor& a, const Tensor& b) {
+  const ElementwiseInfo& info = binary_info(op);
+  check_writable(a);
+  check_same_device(a, b, info.name);
+  DType promoted = result_type(a.dtype(), b.dtype());
+  check_category(info, promoted);
+  DType dtype = compute_dtype(op, promoted);
+  DType out_dtype = result_dtype(info, dtype);
+  if (out_dtype != a.dtype())
+    throw TypeError(std::string("in-place ") + info.name + " would change the dtype from " +
+                    dtype_name(a.dtype()) + " to " + dtype_name(out_dtype));
+  if (!(broadcast_shapes(a.shape(), b.shape()) == a.shape()))
+    throw ValueError(std::string("in-place ") + info.name + ": shape " + shape_str(b.shape()) +
+                     " does not broadcast to " + shape_str(a.shape()));
+  Tensor other = b;
+  if (overlaps_differently(a, other)) other = astype(other, other.dtype(), true);
+  Tensor hold;
+  const Tensor& y = conform(other, dtype, a.shape(), hold);
+  run(OpIds::get().binary[static_cast<int>(op)], {&a, &y}, a);
+}
+
+Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y) {
+  check_same_device(condition, x, "where");
+  check_same_device(x, y, "where");
+  if (condition.dtype() != DType::Bool)
+    throw TypeError("where: condition must have a boolean dtype, not " +
+                    dtype_name(condition.dtype()));
+  DType dtype = result_type(x.dtype(), y.dtype());
+  Dims shape = broadcast_shapes(broadcast_shapes(condition.shape(), x.shape()), y.shape());
+  Tensor hold_c, hold_x, hold_y;
+  const Tensor& c = conform(condition, DType::Bool, shape, hold_c);
+  const Tensor& a = conform(x, dtype, shape, hold_x);
+  const Tensor& b = conform(y, dtype, shape, hold_y);
+  Tensor out = empty(shape, dtype, x.device());
+  run(OpIds::get().where, {&c, &a, &b}, out);
+  return out;
+}
+
+Tensor clip(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  if (!in_category(x.dtype(), DTypeCategory::RealNumeric))
+    throw TypeError("clip is not defined for " + dtype_name(x.dtype()) +
+                    " (it needs a real numeric dtype)");
+  auto check_bound = [&](const std::optional<Tensor>& b, const char* which) {
+    if (!b) return;
+    check_same_device(x, *b, "clip");
+    if (!in_category(b->dtype(), DTypeCategory::RealNumeric))
+      throw TypeError(std::string("clip: ") + which + " must have a real numeric dtype, not " +
+                      dtype_name(b->dtype()));
+    if (is_floating(b->dtype()) != is_floating(x.dtype()))
+      throw TypeError(std::string("clip: ") + which + " (" + dtype_name(b->dtype()) +
+                      ") and x (" + dtype_name(x.dtype()) + ") are of different kinds");
+  };
+  check_bound(min, "min");
+  check_bound(max, "max");
+  // x and the bounds broadcast together; the bounds take x's dtype (the standard's rule).
+  Dims shape = x.shape();
+  if (min) shape = broadcast_shapes(shape, min->shape());
+  if (max) shape = broadcast_shapes(shape, max->shape());
+  Tensor hold_x, hold_lo, hold_hi;
+  const Tensor& value = conform(x, x.dtype(), shape, hold_x);
+  const Tensor& lo = min ? conform(*min, x.dtype(), shape, hold_lo) : value;
+  const Tensor& hi = max ? conform(*max, x.dtype(), shape, hold_hi) : value;
+  // min(max(x, lo), hi): two passes of the NaN-propagating maximum/minimum kernels; an
+  // absent bound is x itself, which leaves the value unchanged.
+  const OpIds& ids = OpIds::get();
+  Tensor out = empty(shape, x.dtype(), x.device());
+  run(ids.binary[static_cast<int>(BinaryOp::maximum)], {&value, &lo}, out);
+  if (max) run(ids.binary[static_cast<int>(BinaryOp::minimum)], {&out, &hi}, out);
+  return out;
+}
+
+}  // namespace xrt

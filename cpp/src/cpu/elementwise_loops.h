@@ -1,0 +1,120 @@
+// cpp/src/cpu/elementwise_loops.h: the loops every elementwise kernel shares. A kernel is
+// `unary_kernel<Op>` or `binary_kernel<Op>` for a struct of scalar_math.h; it visits the
+// input dtype, computes in compute_t<T> (float for the 16-bit floats) and stores the result
+// in the output's type. Contiguous runs (and a broadcast scalar operand) get plain indexed
+// loops the compiler vectorises; anything else walks byte strides.
+#pragma once
+#include <type_traits>
+#include <string>
+#include <utility>
+
+#include "cpu/dtype_dispatch.h"
+#include "cpu/loops.h"
+#include "cpu/scalar_math.h"
+#include "xpuruntime/errors.h"
+#include "xpuruntime/kernel.h"
+
+namespace xrt::cpu {
+using KernelFnPtr = void (*)(const KernelCall& call);
+}
+
+namespace xrt::cpu::XRT_ISA_NS {
+
+using detail::compute_t;
+
+/// The stored type of a result: bool for predicates, the real type for the real part of a
+/// complex (abs, real, imag), else the input's stored type (so float16 stays float16).
+template <class T, class C, class R> using stored_result_t =
+    std::conditional_t<std::is_same_v<R, bool>, bool,
+                       std::conditional_t<detail::is_complex_v<C> && !detail::is_complex_v<R>,
+                                          R, T>>;
+
+template <class Op, class C> inline constexpr bool unary_applicable =
+    requires(C c) { Op::apply(c); };
+template <class Op, class C> inline constexpr bool binary_applicable =
+    requires(C a, C b) { Op::apply(a, b); };
+
+[[noreturn]] inline void throw_unsupported(const char* what, DType dtype) {
+  throw TypeError(std::string(what) + " has no CPU kernel for " +
+                  std::string(dtype_info(dtype).name));
+}
+
+template <class Op, class T> void unary_typed(const KernelCall& call) {
+  using C = compute_t<T>;
+  using O = stored_result_t<T, C, decltype(Op::apply(std::declval<C>()))>;
+  for_each_run<2>({&call.out(), &call.in(0)},
+                  [](const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {
+    if (s[0] == sizeof(O) && s[1] == sizeof(T)) {
+      O* __restrict o = reinterpret_cast<O*>(p[0]);
+      const T* __restrict a = reinterpret_cast<const T*>(p[1]);
+      for (int64_t i = 0; i < n; ++i) o[i] = O(Op::apply(C(a[i])));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<O*>(p[0] + i * s[0]) =
+            O(Op::apply(C(*reinterpret_cast<const T*>(p[1] + i * s[1]))));
+    }
+  });
+}
+
+template <class Op> void unary_kernel(const KernelCall& call) {
+  visit_dtype(call.in(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (unary_applicable<Op, compute_t<T>>) unary_typed<Op, T>(call);
+    else throw_unsupported("this function", call.in(0).dtype());
+  });
+}
+
+/// Table entries: a kernel for the ops of this translation unit's kind, nullptr for the
+/// others (libm ops live in math_kernels.cpp, the rest in unary/binary_kernels.cpp).
+template <class Op, bool Libm> constexpr KernelFnPtr unary_entry() {
+  if constexpr (math::LibmOp<Op> == Libm) return unary_kernel<Op>;
+  else return nullptr;
+}
+
+/// Applies Op on the compute type; specialised so that nextafter works on the stored
+/// 16-bit type.
+template <class Op, class T> struct BinaryApply {
+  using C = compute_t<T>;
+  static auto apply(T a, T b) { return Op::apply(C(a), C(b)); }
+};
+
+template <class Op, class T> void binary_typed(const KernelCall& call) {
+  using A = BinaryApply<Op, T>;
+  using O = stored_result_t<T, compute_t<T>, decltype(A::apply(std::declval<T>(), std::declval<T>()))>;
+  for_each_run<3>({&call.out(), &call.in(0), &call.in(1)},
+                  [](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
+    constexpr int64_t zo = sizeof(O), z = sizeof(T);
+    O* __restrict o = reinterpret_cast<O*>(p[0]);
+    const T* __restrict a = reinterpret_cast<const T*>(p[1]);
+    const T* __restrict b = reinterpret_cast<const T*>(p[2]);
+    if (s[0] == zo && s[1] == z && s[2] == z) {
+      for (int64_t i = 0; i < n; ++i) o[i] = O(A::apply(a[i], b[i]));
+    } else if (s[0] == zo && s[1] == z && s[2] == 0) {
+      const T bv = b[0];
+      for (int64_t i = 0; i < n; ++i) o[i] = O(A::apply(a[i], bv));
+    } else if (s[0] == zo && s[1] == 0 && s[2] == z) {
+      const T av = a[0];
+      for (int64_t i = 0; i < n; ++i) o[i] = O(A::apply(av, b[i]));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<O*>(p[0] + i * s[0]) =
+            O(A::apply(*reinterpret_cast<const T*>(p[1] + i * s[1]),
+                       *reinterpret_cast<const T*>(p[2] + i * s[2])));
+    }
+  });
+}
+
+template <class Op> void binary_kernel(const KernelCall& call) {
+  visit_dtype(call.in(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (binary_applicable<Op, compute_t<T>>) binary_typed<Op, T>(call);
+    else throw_unsupported("this function", call.in(0).dtype());
+  });
+}
+
+template <class Op, bool Libm> constexpr KernelFnPtr binary_entry() {
+  if constexpr (math::LibmOp<Op> == Libm) return binary_kernel<Op>;
+  else return nullptr;
+}
+
+}  // namespace xrt::cpu::XRT_ISA_NS

@@ -1,0 +1,9 @@
+"""python/xpuruntime/_constants.py: the standard's constants."""
+
+import math
+
+e = math.e
+inf = math.inf
+nan = math.nan
+newaxis = None
+pi = math.pi
