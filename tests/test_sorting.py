@@ -249,8 +249,12 @@ def test_bad_arguments_raise_TypeError(func):
         func([3, 1, 2])
     with pytest.raises(TypeError):
         func(xrt.ones(3), 0)  # axis is keyword-only
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="axis"):
         func(xrt.ones(3), axis=0.5)
+    with pytest.raises(TypeError, match="axis"):
+        func(xrt.ones(3), axis=True)
+    with pytest.raises(TypeError):
+        func(xrt.ones(3), descending=1)
 
 
 # ------------------------------------------------------------ searchsorted
