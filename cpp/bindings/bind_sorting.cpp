@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/sorting.h"
@@ -23,14 +24,6 @@ class ReleaseForLargeWork {
  private:
   std::optional<nb::gil_scoped_release> release_;
 };
-
-// Note: convert.cpp keeps its tensor_arg private, hence this twin.
-const Tensor& tensor_arg(nb::handle obj, const char* what) {
-  if (!nb::isinstance<Tensor>(obj))
-    throw TypeError(std::string(what) + " must be an xpuruntime Tensor, got " +
-                    std::string(nb::type_name(obj.type()).c_str()));
-  return nb::cast<const Tensor&>(obj);
-}
 
 /// An array argument, or a Python scalar converted next to `other` by the standard's
 /// mixing rules.
@@ -51,17 +44,19 @@ nb::object optional_tensor(const Tensor& t) { return t.defined() ? nb::cast(t) :
 }  // namespace
 
 void bind_sorting(nb::module_& m) {
-  m.def("sort", [](nb::handle x, int64_t axis, bool descending, bool stable) {
+  m.def("sort", [](nb::handle x, nb::handle axis, bool descending, bool stable) {
     const Tensor& t = tensor_arg(x, "sort: x");
+    int64_t a = int_arg(axis, "sort: axis");
     ReleaseForLargeWork guard(t.numel());
-    return sort(t, axis, descending, stable);
+    return sort(t, a, descending, stable);
   }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("descending") = false,
      nb::arg("stable") = true, "A sorted copy of x along axis.");
 
-  m.def("argsort", [](nb::handle x, int64_t axis, bool descending, bool stable) {
+  m.def("argsort", [](nb::handle x, nb::handle axis, bool descending, bool stable) {
     const Tensor& t = tensor_arg(x, "argsort: x");
+    int64_t a = int_arg(axis, "argsort: axis");
     ReleaseForLargeWork guard(t.numel());
-    return argsort(t, axis, descending, stable);
+    return argsort(t, a, descending, stable);
   }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("descending") = false,
      nb::arg("stable") = true, "The indices that sort x along axis.");
 

@@ -55,9 +55,11 @@ Tensor sort_like(OpId op, const char* name, const Tensor& x, int64_t axis, bool 
   return out;
 }
 
-// The first n elements of a 1-D tensor, as a view.
+// The first n elements of a 1-D tensor: a view, or a copy when the view would keep a
+// much larger buffer alive.
 Tensor prefix(const Tensor& t, int64_t n) {
-  return t.as_strided(Dims{n}, Dims{1}, t.byte_offset());
+  Tensor view = t.as_strided(Dims{n}, Dims{1}, t.byte_offset());
+  return 2 * n < t.numel() ? astype(view, view.dtype(), true) : view;
 }
 
 }  // namespace
@@ -116,7 +118,8 @@ UniqueResult unique(const Tensor& x, bool with_indices, bool with_inverse, bool 
   result.values = prefix(outputs[0], k);
   if (with_indices) result.indices = prefix(outputs[1], k);
   if (with_inverse)
-    result.inverse_indices = outputs[2].as_strided(x.shape(), contiguous_strides(x.shape()), 0);
+    result.inverse_indices = outputs[2].as_strided(x.shape(), contiguous_strides(x.shape()),
+                                                   outputs[2].byte_offset());
   if (with_counts) result.counts = prefix(outputs[3], k);
   return result;
 }

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "xpuruntime/half.h"
@@ -30,6 +29,7 @@ template <class T> struct IntegerKey {
   static constexpr bool kFloat = false;
   static type of(T v) { return type(type(v) ^ kFlip); }
   static T value(type k) { return T(type(k ^ kFlip)); }
+  static type bits_of_key(type k) { return type(k ^ kFlip); }
 };
 template <> struct SortKey<int8_t> : IntegerKey<int8_t> {};
 template <> struct SortKey<int16_t> : IntegerKey<int16_t> {};
@@ -44,30 +44,29 @@ template <> struct SortKey<bool> {
   static constexpr bool kFloat = false;
   static type of(bool v) { return v; }
   static bool value(type k) { return k != 0; }
+  static type bits_of_key(type k) { return k; }
 };
 
 /// Keys of IEEE formats given as bit patterns U with exponent-all-ones mask kInf.
+/// Branch-free, so that the loops over them vectorise.
 template <class T, class U, U kInf> struct FloatKey {
   using type = U;
   static constexpr bool kFloat = true;
-  static constexpr U kSign = U(U(1) << (8 * sizeof(U) - 1));
+  static constexpr int kTop = 8 * sizeof(U) - 1;
+  static constexpr U kSign = U(U(1) << kTop);
   static constexpr U kMagnitude = U(~kSign);
-  static U bits(T v) { U u; std::memcpy(&u, &v, sizeof u); return u; }
-  /// -0.0 or NaN: the values whose bits the canonical keys do not keep.
-  static bool special(U u) { return u == kSign || U(u & kMagnitude) > kInf; }
+  static U bits(T v) { return std::bit_cast<U>(v); }
   static bool is_nan(U u) { return U(u & kMagnitude) > kInf; }
-  static U of(T v) {
-    U u = bits(v);
+  /// -0.0 or NaN: the values whose bits the canonical keys do not keep.
+  static bool special(U u) { return (u == kSign) | is_nan(u); }
+  static U key_of_bits(U u) {
     u = u == kSign ? U(0) : u;
-    u = U(u & kMagnitude) > kInf ? kMagnitude : u;
-    return U(u ^ ((u & kSign) ? U(~U(0)) : kSign));
+    u = is_nan(u) ? kMagnitude : u;
+    return U(u ^ (U(U(0) - U(u >> kTop)) | kSign));  // negative: all bits; positive: sign
   }
-  static T value(U k) {
-    U u = U(k ^ ((k & kSign) ? kSign : U(~U(0))));
-    T v;
-    std::memcpy(&v, &u, sizeof v);
-    return v;
-  }
+  static U bits_of_key(U k) { return U(k ^ (U(~U(U(0) - U(k >> kTop))) | kSign)); }
+  static U of(T v) { return key_of_bits(bits(v)); }
+  static T value(U k) { return std::bit_cast<T>(bits_of_key(k)); }
 };
 template <> struct SortKey<float> : FloatKey<float, uint32_t, 0x7f800000u> {};
 template <> struct SortKey<double> : FloatKey<double, uint64_t, 0x7ff0000000000000ull> {};
@@ -76,21 +75,50 @@ template <> struct SortKey<BFloat16> : FloatKey<BFloat16, uint16_t, 0x7f80> {};
 
 template <class T> using key_t = typename SortKey<T>::type;
 
+// ---- Contiguous conversions ----------------------------------------------------------
+//
+// The loops between values and keys, written to vectorise. sort_keys.cpp compiles them
+// per ISA for the 32/64-bit dtypes (non-template overloads, chosen first); the other
+// dtypes use the templates.
+
+/// keys[i] = key(x[i]) ^ flip; returns whether some x[i] is -0.0 or NaN.
+template <class T> bool encode_keys(const T* x, int64_t n, key_t<T>* keys, key_t<T> flip) {
+  using K = SortKey<T>;
+  key_t<T> special = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    keys[i] = key_t<T>(K::of(x[i]) ^ flip);
+    if constexpr (K::kFloat) special |= key_t<T>(K::special(K::bits(x[i])));
+  }
+  return special != 0;
+}
+/// words[i] = (key(x[i]) ^ flip) << 32 | i, for keys of at most 32 bits.
+template <class T> void encode_words(const T* x, int64_t n, uint64_t* words, key_t<T> flip) {
+  for (int64_t i = 0; i < n; ++i)
+    words[i] = uint64_t(key_t<T>(SortKey<T>::of(x[i]) ^ flip)) << 32 | uint64_t(i);
+}
+/// bits[i] = the bit pattern of the value of keys[i] ^ flip (bits may be keys).
+template <class T>
+void decode_bits(const key_t<T>* keys, int64_t n, key_t<T>* bits, key_t<T> flip) {
+  for (int64_t i = 0; i < n; ++i) bits[i] = SortKey<T>::bits_of_key(key_t<T>(keys[i] ^ flip));
+}
+
+bool encode_keys(const float* x, int64_t n, uint32_t* keys, uint32_t flip);
+bool encode_keys(const double* x, int64_t n, uint64_t* keys, uint64_t flip);
+bool encode_keys(const int32_t* x, int64_t n, uint32_t* keys, uint32_t flip);
+bool encode_keys(const int64_t* x, int64_t n, uint64_t* keys, uint64_t flip);
+void encode_words(const float* x, int64_t n, uint64_t* words, uint32_t flip);
+void encode_words(const int32_t* x, int64_t n, uint64_t* words, uint32_t flip);
+void encode_words(const uint32_t* x, int64_t n, uint64_t* words, uint32_t flip);
+
 // ---- Small inputs ---------------------------------------------------------------------
 
-/// Stable insertion sort of keys (and of an index array alongside, when given).
-template <class K, class I = int64_t>
-void insertion_sort(K* keys, int64_t n, I* index = nullptr) {
+/// Stable insertion sort of keys.
+template <class K> void insertion_sort(K* keys, int64_t n) {
   for (int64_t i = 1; i < n; ++i) {
     K k = keys[i];
-    I x = index ? index[i] : I(0);
     int64_t j = i;
-    for (; j > 0 && keys[j - 1] > k; --j) {
-      keys[j] = keys[j - 1];
-      if (index) index[j] = index[j - 1];
-    }
+    for (; j > 0 && keys[j - 1] > k; --j) keys[j] = keys[j - 1];
     keys[j] = k;
-    if (index) index[j] = x;
   }
 }
 
@@ -126,7 +154,7 @@ bool radix_passes(const K* keys, int64_t n, int low_bit, K low, int width, Move&
       h[d] = sum;
       sum += c;
     }
-    move([=](K key) { return h[(K(K(key >> low_bit) - low) >> shift) & mask]++; }, swapped);
+    move([=](K key) { return h[(K(K(key >> low_bit) - low) >> shift) & mask]++; });
     swapped = !swapped;
   }
   return swapped;
@@ -173,7 +201,7 @@ template <class K> K* radix_sort(K* keys, K* tmp, int64_t n, int low_bit = 0) {
   if (n < 2) return keys;
   K* src = keys;
   K* dst = tmp;
-  auto move = [&](auto&& slot, bool) {
+  auto move = [&](auto&& slot) {
     for (int64_t i = 0; i < n; ++i) {
       K k = src[i];
       dst[slot(k)] = k;
@@ -194,7 +222,7 @@ bool radix_sort_pairs(K* keys, I* index, K* key_tmp, I* index_tmp, int64_t n) {
   K* kd = key_tmp;
   I* is = index;
   I* id = index_tmp;
-  auto move = [&](auto&& slot, bool) {
+  auto move = [&](auto&& slot) {
     for (int64_t i = 0; i < n; ++i) {
       K k = ks[i];
       auto s = slot(k);
@@ -215,15 +243,5 @@ bool have_avx512_sort();
 /// In-place ascending sorts of unsigned keys; only when have_avx512_sort().
 void avx512_sort(uint32_t* keys, int64_t n);
 void avx512_sort(uint64_t* keys, int64_t n);
-
-/// Ascending in-place sort of 32/64-bit keys by the fastest routine this CPU has.
-template <class K> void sort_keys(K* keys, K* tmp, int64_t n) {
-  if (n <= 16) return insertion_sort(keys, n);
-  if constexpr (sizeof(K) >= 4) {
-    if (have_avx512_sort()) return avx512_sort(keys, n);
-  }
-  K* result = radix_sort(keys, tmp, n);
-  if (result != keys) std::copy(result, result + n, keys);
-}
 
 }  // namespace xrt::cpu::sorting

@@ -1,14 +1,14 @@
 // cpp/src/cpu/sort_avx512.cpp: vectorised quicksort of 32/64-bit unsigned keys (AVX-512).
 //
-// - Partition: pick the median of 16 samples as pivot; stream the range in vectors of W
-//   keys, compress the lanes below the pivot to the left end and the others to the right
-//   end (masked stores), reading from whichever end has less free room so that writes
-//   never overtake reads. The first and last vectors are held in registers to make that
-//   room. Eight vectors per step keep the compress units busy.
+// - Partition: pick the median of 2W samples (8W for long ranges) as pivot; stream the
+//   range in vectors of W keys, compress-store the lanes below the pivot to the left end
+//   and the others to the right end, reading from whichever end has less free room so
+//   that writes never overtake reads. The first and last vectors are held in registers
+//   to make that room. Eight vectors per step keep the compress units busy.
 // - Duplicates: when no key is below the pivot the pivot is the minimum; a second
 //   partition splits off the keys equal to it, which are done. Every step thus shrinks
 //   the range, and a depth limit hands pathological inputs to std::sort.
-// - Ranges of at most 16 vectors are sorted in registers: a sorting network on the
+// - Ranges of at most 32 vectors are sorted in registers: a sorting network on the
 //   columns (Batcher's odd-even merge sort across registers: min/max only), then merge
 //   steps that turn sorted runs in blocks of S lanes into runs in blocks of 2S lanes
 //   (a flip, half-cleaners across and within registers, and a permute that re-lays the
@@ -32,6 +32,8 @@
 // Small helpers inline into their callers; the entry points are real functions.
 #define XRT_AVX512 __attribute__((target("avx512f,popcnt,bmi2"), always_inline)) inline
 #define XRT_AVX512_ENTRY __attribute__((target("avx512f,popcnt,bmi2"), noinline))
+// Registers live in arrays indexed by loop counters: the loops must unroll completely.
+#define XRT_UNROLL _Pragma("GCC unroll 128")
 #endif
 
 namespace xrt::cpu::sorting {
@@ -68,7 +70,9 @@ template <> struct Vec<uint32_t> {
     return _mm512_cmpge_epu32_mask(a, b);
   }
   XRT_AVX512 static Mask greater(__m512i a, __m512i b) { return _mm512_cmpgt_epu32_mask(a, b); }
-  XRT_AVX512 static __m512i compress(Mask m, __m512i v) { return _mm512_maskz_compress_epi32(m, v); }
+  XRT_AVX512 static void compress_store(uint32_t* p, Mask m, __m512i v) {
+    _mm512_mask_compressstoreu_epi32(p, m, v);
+  }
   XRT_AVX512 static __m512i broadcast(uint32_t k) { return _mm512_set1_epi32(int(k)); }
   // Exchange lanes i and i ^ J.
   template <int J> XRT_AVX512 static __m512i swap(__m512i v) {
@@ -105,7 +109,9 @@ template <> struct Vec<uint64_t> {
     return _mm512_cmpge_epu64_mask(a, b);
   }
   XRT_AVX512 static Mask greater(__m512i a, __m512i b) { return _mm512_cmpgt_epu64_mask(a, b); }
-  XRT_AVX512 static __m512i compress(Mask m, __m512i v) { return _mm512_maskz_compress_epi64(m, v); }
+  XRT_AVX512 static void compress_store(uint64_t* p, Mask m, __m512i v) {
+    _mm512_mask_compressstoreu_epi64(p, m, v);
+  }
   XRT_AVX512 static __m512i broadcast(uint64_t k) { return _mm512_set1_epi64(int64_t(k)); }
   template <int J> XRT_AVX512 static __m512i swap(__m512i v) {
     if constexpr (J == 1) return _mm512_shuffle_epi32(v, _MM_PERM_BADC);
@@ -174,6 +180,17 @@ template <int R> struct OddEvenMergeSort {
 };
 
 // ---- Sorting networks in registers ----------------------------------------------------
+//
+// The registers live in arrays; every index below is a compile-time constant (index
+// sequences, not loops), so that the arrays stay in registers.
+
+template <int... I> using Ints = std::integer_sequence<int, I...>;
+
+template <class K> XRT_AVX512 void exchange(__m512i& a, __m512i& b) {
+  __m512i lo = Vec<K>::min(a, b);
+  b = Vec<K>::max(a, b);
+  a = lo;
+}
 
 /// Compare-exchange of lanes i and i ^ J: the lanes with bit J set take the max.
 template <class K, int J> XRT_AVX512 __m512i exchange_lanes(__m512i v) {
@@ -182,59 +199,76 @@ template <class K, int J> XRT_AVX512 __m512i exchange_lanes(__m512i v) {
   return V::blend(typename V::Mask(upper_lanes<K>(J)), V::min(v, t), V::max(v, t));
 }
 
-/// Sorted runs in both halves of every block of S lanes (row-major over the R registers)
-/// become one sorted run per block; the runs are then re-laid as the halves of blocks of
-/// 2S lanes, or in memory order after the last step (S == W).
-template <class K, int R, int S> XRT_AVX512 void merge_step(__m512i* v) {
-  using V = Vec<K>;
-  using Mask = typename V::Mask;
-  static constexpr Lanes<K> reverse = reverse_blocks<K>(S);
-  static constexpr Lanes<K> low = gather_halves<K>(S, false), high = gather_halves<K>(S, true);
-  const __m512i reverse_index = load_lanes<K>(reverse);
-  constexpr Mask second_half = Mask(upper_lanes<K>(S / 2));
-  // The flip: run position p against 2m-1-p, i.e. register r against the mirror
-  // register with its blocks reversed.
-  for (int r = 0; r < R / 2; ++r) {
-    __m512i t = V::permute(reverse_index, v[R - 1 - r]);
-    __m512i lo = V::min(v[r], t), hi = V::max(v[r], t);
-    v[r] = V::blend(second_half, lo, hi);
-    v[R - 1 - r] = V::permute(reverse_index, V::blend(second_half, hi, lo));
-  }
-  for (int d = R / 2; d >= 1; d /= 2)  // half-cleaners across registers
-    for (int g = 0; g < R; g += 2 * d)
-      for (int i = g; i < g + d; ++i) {
-        __m512i x = v[i], y = v[i + d];
-        v[i] = V::min(x, y);
-        v[i + d] = V::max(x, y);
-      }
-  for (int r = 0; r < R; ++r) {  // half-cleaners inside the registers
-    if constexpr (S >= 16) v[r] = exchange_lanes<K, 4>(v[r]);
-    if constexpr (S >= 8) v[r] = exchange_lanes<K, 2>(v[r]);
-    if constexpr (S >= 4) v[r] = exchange_lanes<K, 1>(v[r]);
-  }
-  const __m512i low_index = load_lanes<K>(low), high_index = load_lanes<K>(high);
-  __m512i w[R];
-  for (int k = 0; k < R / 2; ++k) {
-    w[k] = V::permute2(v[2 * k], low_index, v[2 * k + 1]);
-    w[R / 2 + k] = V::permute2(v[2 * k], high_index, v[2 * k + 1]);
-  }
-  for (int r = 0; r < R; ++r) v[r] = w[r];
+template <int... I> XRT_AVX512 void copy_registers(const __m512i* from, __m512i* to, Ints<I...>) {
+  ((to[I] = from[I]), ...);
 }
 
+// The flip: run position p against 2m-1-p, i.e. register r against the mirror register
+// with its blocks of S lanes reversed.
+template <class K, int S> XRT_AVX512 void flip_pair(__m512i& a, __m512i& b, __m512i reverse) {
+  using V = Vec<K>;
+  constexpr auto second_half = typename V::Mask(upper_lanes<K>(S / 2));
+  __m512i t = V::permute(reverse, b);
+  __m512i lo = V::min(a, t), hi = V::max(a, t);
+  a = V::blend(second_half, lo, hi);
+  b = V::permute(reverse, V::blend(second_half, hi, lo));
+}
+template <class K, int R, int S, int... I> XRT_AVX512 void flip(__m512i* v, Ints<I...>) {
+  static constexpr Lanes<K> reverse = reverse_blocks<K>(S);
+  const __m512i index = load_lanes<K>(reverse);
+  (flip_pair<K, S>(v[I], v[R - 1 - I], index), ...);
+}
+
+// Half-cleaner across registers at register distance D (pairs i, i + D in blocks of 2D).
+template <class K, int D, int... I> XRT_AVX512 void clean_across(__m512i* v, Ints<I...>) {
+  (exchange<K>(v[I / D * 2 * D + I % D], v[I / D * 2 * D + I % D + D]), ...);
+}
+template <class K, int R, int D> XRT_AVX512 void clean_across_all(__m512i* v) {
+  clean_across<K, D>(v, std::make_integer_sequence<int, R / 2>{});
+  if constexpr (D > 1) clean_across_all<K, R, D / 2>(v);
+}
+
+// Half-cleaners inside each register, lane distances S/4 ... 1.
+template <class K, int S> XRT_AVX512 __m512i clean_within(__m512i x) {
+  if constexpr (S >= 16) x = exchange_lanes<K, 4>(x);
+  if constexpr (S >= 8) x = exchange_lanes<K, 2>(x);
+  if constexpr (S >= 4) x = exchange_lanes<K, 1>(x);
+  return x;
+}
+template <class K, int S, int... I> XRT_AVX512 void clean_within_all(__m512i* v, Ints<I...>) {
+  ((v[I] = clean_within<K, S>(v[I])), ...);
+}
+
+// Re-lays runs: the halves of registers 2k and 2k+1 become registers k and R/2 + k.
+template <class K, int R, int S, int... I>
+XRT_AVX512 void relayout(const __m512i* v, __m512i* w, Ints<I...>) {
+  static constexpr Lanes<K> low = gather_halves<K>(S, false), high = gather_halves<K>(S, true);
+  const __m512i low_index = load_lanes<K>(low), high_index = load_lanes<K>(high);
+  ((w[I] = Vec<K>::permute2(v[2 * I], low_index, v[2 * I + 1])), ...);
+  ((w[R / 2 + I] = Vec<K>::permute2(v[2 * I], high_index, v[2 * I + 1])), ...);
+}
+
+/// Sorted runs in both halves of every block of S lanes (row-major over the R registers)
+/// become one sorted run per block; relaid, they are the halves of blocks of 2S lanes,
+/// or, after the last step (S == W), one run in memory order.
 template <class K, int R, int S> XRT_AVX512 void merge_steps(__m512i* v) {
-  merge_step<K, R, S>(v);
-  if constexpr (S < Vec<K>::W) merge_steps<K, R, 2 * S>(v);
+  flip<K, R, S>(v, std::make_integer_sequence<int, R / 2>{});
+  clean_across_all<K, R, R / 2>(v);
+  clean_within_all<K, S>(v, std::make_integer_sequence<int, R>{});
+  __m512i w[R];
+  relayout<K, R, S>(v, w, std::make_integer_sequence<int, R / 2>{});
+  if constexpr (S < Vec<K>::W) merge_steps<K, R, 2 * S>(w);
+  copy_registers(w, v, std::make_integer_sequence<int, R>{});
+}
+
+template <class K, int R, int... I> XRT_AVX512 void sort_columns(__m512i* v, Ints<I...>) {
+  static constexpr auto pairs = OddEvenMergeSort<R>::pairs();
+  (exchange<K>(v[pairs[I][0]], v[pairs[I][1]]), ...);
 }
 
 /// Sorts R registers (R >= 2, a power of two) into memory order.
 template <class K, int R> XRT_AVX512 void sort_registers(__m512i* v) {
-  using V = Vec<K>;
-  static constexpr auto columns = OddEvenMergeSort<R>::pairs();
-  for (auto [i, j] : columns) {
-    __m512i x = v[i], y = v[j];
-    v[i] = V::min(x, y);
-    v[j] = V::max(x, y);
-  }
+  sort_columns<K, R>(v, std::make_integer_sequence<int, OddEvenMergeSort<R>::size()>{});
   merge_steps<K, R, 2>(v);
 }
 
@@ -242,11 +276,13 @@ template <class K, int R> XRT_AVX512 void sort_small(K* keys, int n) {
   using V = Vec<K>;
   constexpr int W = V::W;
   __m512i v[R];
+  XRT_UNROLL
   for (int r = 0; r < R; ++r) {
     int count = std::clamp(n - r * W, 0, W);
     v[r] = count == W ? V::load(keys + r * W) : V::load_n(keys + r * W, count);
   }
   sort_registers<K, R>(v);
+  XRT_UNROLL
   for (int r = 0; r < R; ++r) {
     int count = std::clamp(n - r * W, 0, W);
     if (count == W) V::store(keys + r * W, v[r]);
@@ -254,7 +290,7 @@ template <class K, int R> XRT_AVX512 void sort_small(K* keys, int n) {
   }
 }
 
-constexpr int kSmallRegisters = 16;
+constexpr int kSmallRegisters = 32;
 
 template <class K> XRT_AVX512_ENTRY void sort_small(K* keys, int64_t n) {
   constexpr int W = Vec<K>::W;
@@ -262,6 +298,7 @@ template <class K> XRT_AVX512_ENTRY void sort_small(K* keys, int64_t n) {
   if (registers <= 2) sort_small<K, 2>(keys, int(n));
   else if (registers <= 4) sort_small<K, 4>(keys, int(n));
   else if (registers <= 8) sort_small<K, 8>(keys, int(n));
+  else if (registers <= 16) sort_small<K, 16>(keys, int(n));
   else sort_small<K, kSmallRegisters>(keys, int(n));
 }
 
@@ -281,10 +318,10 @@ template <class K, bool Inclusive> struct Partitioner {
     Mask to_left = Mask(~to_right & valid);
     int count_right = std::popcount(unsigned(to_right));
     int count_left = std::popcount(unsigned(to_left));
-    V::store_n(keys + left, count_left, V::compress(to_left, x));
+    V::compress_store(keys + left, to_left, x);
     left += count_left;
     right -= count_right;
-    V::store_n(keys + right, count_right, V::compress(to_right, x));
+    V::compress_store(keys + right, to_right, x);
   }
 };
 
@@ -308,9 +345,15 @@ template <class K, bool Inclusive> XRT_AVX512 int64_t partition(K* keys, int64_t
       __m512i x[U];
       if (out.right - read_right <= read_left - out.left) {
         read_right -= U * W;
-        for (int u = 0; u < U; ++u) x[u] = V::load(keys + read_right + u * W);
+        for (int u = 0; u < U; ++u) {
+          x[u] = V::load(keys + read_right + u * W);
+          _mm_prefetch(reinterpret_cast<const char*>(keys + read_right - (u + 1) * W), _MM_HINT_T0);
+        }
       } else {
-        for (int u = 0; u < U; ++u) x[u] = V::load(keys + read_left + u * W);
+        for (int u = 0; u < U; ++u) {
+          x[u] = V::load(keys + read_left + u * W);
+          _mm_prefetch(reinterpret_cast<const char*>(keys + read_left + (U + u) * W), _MM_HINT_T0);
+        }
         read_left += U * W;
       }
       for (int u = 0; u < U; ++u) out.put(x[u]);
@@ -337,14 +380,18 @@ template <class K, bool Inclusive> XRT_AVX512 int64_t partition(K* keys, int64_t
   return out.left;
 }
 
+/// The median of V evenly spaced samples (V = 2W, or 8W for long ranges).
+template <class K, int Registers> XRT_AVX512 K sample_median(const K* keys, int64_t n) {
+  constexpr int kSamples = Registers * Vec<K>::W;
+  alignas(64) K sample[kSamples];
+  int64_t step = n / kSamples;
+  for (int i = 0; i < kSamples; ++i) sample[i] = keys[step / 2 + i * step];
+  sort_small<K, Registers>(sample, kSamples);
+  return sample[kSamples / 2];
+}
+
 template <class K> XRT_AVX512 K choose_pivot(const K* keys, int64_t n) {
-  using V = Vec<K>;
-  constexpr int W = V::W;
-  alignas(64) K sample[2 * W];
-  int64_t step = n / (2 * W);
-  for (int i = 0; i < 2 * W; ++i) sample[i] = keys[step / 2 + i * step];
-  sort_small<K, 2>(sample, 2 * W);
-  return sample[W];
+  return n < 8192 ? sample_median<K, 2>(keys, n) : sample_median<K, 8>(keys, n);
 }
 
 /// Splits keys[0, n) into a left part (returned size) and a right part, both non-empty
@@ -385,10 +432,11 @@ struct Piece {
 };
 
 template <class K> XRT_AVX512_ENTRY void sort_entry(K* keys, int64_t n) {
+  if (n <= kSmallRegisters * Vec<K>::W) return sort_small(keys, n);
   int depth = 2 * (64 - std::countl_zero(uint64_t(n)));
-  int threads = num_threads();
   constexpr int64_t kParallelMin = int64_t(1) << 17;
-  if (threads <= 1 || n < 2 * kParallelMin) return quicksort(keys, n, depth);
+  int threads = n < 2 * kParallelMin ? 1 : num_threads();
+  if (threads <= 1) return quicksort(keys, n, depth);
   // Split until the pieces are small enough to balance over the threads, then sort them
   // in parallel (the result does not depend on how the work was split).
   int64_t target = std::max(kParallelMin, n / (4 * threads));
@@ -406,7 +454,8 @@ template <class K> XRT_AVX512_ENTRY void sort_entry(K* keys, int64_t n) {
     pending.push_back({p.begin + m, p.size - m, p.depth - 1});
   }
   parallel_for(int64_t(pieces.size()), 1, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) quicksort(keys + pieces[i].begin, pieces[i].size, pieces[i].depth);
+    for (int64_t i = b; i < e; ++i)
+      quicksort(keys + pieces[i].begin, pieces[i].size, pieces[i].depth);
   });
 }
 

@@ -3,9 +3,10 @@
 //
 // sort and argsort walk the rows along the sort axis (any strides, in parallel when
 // there are many) and hand each to a RowSorter (row_sort.h). searchsorted binary-searches
-// the keys of x1 (gathered through sorter, whose indices are checked first), so its order
-// is sort()'s: NaN above everything, -0.0 equal to +0.0.
+// x1 (through sorter) comparing sort keys, so its order is sort()'s: NaN above everything,
+// -0.0 equal to +0.0.
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "cpu/dtype_dispatch.h"
@@ -27,7 +28,8 @@ using sorting::SortKey;
 template <class T> constexpr bool is_real_v = !detail::is_complex_v<T>;
 
 /// The rows of two tensors of one shape along one axis: row r starts at in_offset(r)
-/// and out_offset(r) bytes; its elements are in_step and out_step bytes apart.
+/// and out_offset(r) bytes; its elements are in_step and out_step bytes apart. Rows
+/// are numbered row-major over the other axes.
 class Rows {
  public:
   Rows(const Tensor& in, const Tensor& out, int axis)
@@ -41,11 +43,19 @@ class Rows {
       out_strides_.push_back(out.strides()[d] * int64_t(out.itemsize()));
       count_ *= in.shape()[d];
     }
+    // Rows side by side in memory (the sort axis is not the innermost one): a block of
+    // them is read and written a cache line at a time.
+    int last = shape_.size() - 1;
+    if (last >= 0 && in_strides_[last] == int64_t(in.itemsize()) &&
+        out_strides_[last] == int64_t(out.itemsize()) && length_ > 1)
+      adjacent_ = shape_[last];
   }
   int64_t count() const { return count_; }
   int64_t length() const { return length_; }
   int64_t in_step() const { return in_step_; }
   int64_t out_step() const { return out_step_; }
+  /// How many consecutive rows sit next to each other in memory (0: not the case).
+  int64_t adjacent() const { return adjacent_; }
   void offsets(int64_t row, int64_t& in_offset, int64_t& out_offset) const {
     in_offset = out_offset = 0;
     for (int d = shape_.size() - 1; d >= 0; --d) {
@@ -58,22 +68,55 @@ class Rows {
 
  private:
   Dims shape_, in_strides_, out_strides_;
-  int64_t count_ = 1, length_, in_step_, out_step_;
+  int64_t count_ = 1, length_, in_step_, out_step_, adjacent_ = 0;
 };
 
-/// Calls sort_row(sorter, row, in, out) for every row, with one RowSorter per task.
-template <class T, class SortRow>
-void for_each_row(const Tensor& in, const Tensor& out, int axis, SortRow&& sort_row) {
+/// Calls sort_row(sorter, in_row, length, out, out_step) for every row, with one
+/// RowSorter per task. Rows that sit side by side (sorting along a strided axis) go in
+/// blocks through contiguous buffers: a gather and a scatter of whole cache lines
+/// instead of one strided pass per row.
+template <class T, class Out, class SortRow>
+void for_each_row(const Tensor& in, const Tensor& out, int axis, bool avx512,
+                  SortRow&& sort_row) {
+  constexpr int64_t kBlock = 16;
   Rows rows(in, out, axis);
-  if (rows.count() == 0 || rows.length() == 0) return;
-  int64_t grain = std::max<int64_t>(1, kParallelGrain / rows.length());
+  const int64_t n = rows.length();
+  if (rows.count() == 0 || n == 0) return;
+  int64_t grain = std::max<int64_t>(1, kParallelGrain / n);
+  if (rows.adjacent() < 2) {
+    parallel_for(rows.count(), grain, [&](int64_t begin, int64_t end) {
+      RowSorter<T> sorter(avx512);
+      for (int64_t r = begin; r < end; ++r) {
+        int64_t in_offset, out_offset;
+        rows.offsets(r, in_offset, out_offset);
+        sort_row(sorter, Row<T>{in.data() + in_offset, rows.in_step()}, n,
+                 out.data() + out_offset, rows.out_step());
+      }
+    });
+    return;
+  }
+  grain = (grain + kBlock - 1) / kBlock * kBlock;
   parallel_for(rows.count(), grain, [&](int64_t begin, int64_t end) {
-    RowSorter<T> sorter;
-    for (int64_t r = begin; r < end; ++r) {
+    RowSorter<T> sorter(avx512);
+    std::unique_ptr<T[]> in_block(new T[kBlock * n]);  // (not std::vector: T may be bool)
+    std::unique_ptr<Out[]> out_block(new Out[kBlock * n]);
+    for (int64_t r = begin; r < end;) {
       int64_t in_offset, out_offset;
       rows.offsets(r, in_offset, out_offset);
-      sort_row(sorter, rows, Row<T>{in.data() + in_offset, rows.in_step()},
-               out.data() + out_offset);
+      int64_t block = std::min({kBlock, end - r, rows.adjacent() - r % rows.adjacent()});
+      const char* src = in.data() + in_offset;
+      for (int64_t i = 0; i < n; ++i, src += rows.in_step())
+        for (int64_t b = 0; b < block; ++b)
+          in_block[b * n + i] = reinterpret_cast<const T*>(src)[b];
+      for (int64_t b = 0; b < block; ++b) {
+        Row<T> row{reinterpret_cast<const char*>(&in_block[b * n]), int64_t(sizeof(T))};
+        sort_row(sorter, row, n, reinterpret_cast<char*>(&out_block[b * n]),
+                 int64_t(sizeof(Out)));
+      }
+      char* dst = out.data() + out_offset;
+      for (int64_t i = 0; i < n; ++i, dst += rows.out_step())
+        for (int64_t b = 0; b < block; ++b) reinterpret_cast<Out*>(dst)[b] = out_block[b * n + i];
+      r += block;
     }
   });
 }
@@ -82,29 +125,30 @@ const SortingAttrs& sorting_attrs(const KernelCall& call) {
   return static_cast<const SortingAttrs&>(*call.attrs);
 }
 
-void sort_kernel(const KernelCall& call) {
+template <bool kAvx512> void sort_kernel(const KernelCall& call) {
   const SortingAttrs& attrs = sorting_attrs(call);
   visit_dtype(call.in(0).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!is_real_v<T>) {
       throw TypeError("sort is not defined for complex dtypes");
     } else {
-      for_each_row<T>(call.in(0), call.out(), int(attrs.axes[0]),
-                      [&](RowSorter<T>& sorter, const Rows& rows, Row<T> row, char* out) {
-        sorter.sort(row, rows.length(), out, rows.out_step(), attrs.descending);
+      for_each_row<T, T>(call.in(0), call.out(), int(attrs.axes[0]), kAvx512,
+                         [&](RowSorter<T>& sorter, Row<T> row, int64_t n, char* out, int64_t step) {
+        sorter.sort(row, n, out, step, attrs.descending);
       });
     }
   });
 }
 
-void argsort_kernel(const KernelCall& call) {
+template <bool kAvx512> void argsort_kernel(const KernelCall& call) {
   const SortingAttrs& attrs = sorting_attrs(call);
   visit_dtype(call.in(0).dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for_each_row<T>(call.in(0), call.out(), int(attrs.axes[0]),
-                    [&](RowSorter<T>& sorter, const Rows& rows, Row<T> row, char* out) {
-      sorter.argsort(row, rows.length(), reinterpret_cast<int64_t*>(out),
-                     rows.out_step() / int64_t(sizeof(int64_t)), attrs.descending);
+    for_each_row<T, int64_t>(call.in(0), call.out(), int(attrs.axes[0]), kAvx512,
+                             [&](RowSorter<T>& sorter, Row<T> row, int64_t n, char* out,
+                                 int64_t step) {
+      sorter.argsort(row, n, reinterpret_cast<int64_t*>(out), step / int64_t(sizeof(int64_t)),
+                     attrs.descending);
     });
   });
 }
@@ -112,30 +156,38 @@ void argsort_kernel(const KernelCall& call) {
 template <class T> void searchsorted_typed(const KernelCall& call) {
   using Key = sorting::key_t<T>;
   const Tensor& x1 = call.in(0);
-  int64_t n = x1.shape()[0];
-  Row<T> a{x1.data(), x1.strides()[0] * int64_t(sizeof(T))};
-  std::vector<Key> keys(static_cast<size_t>(n));
-  if (call.num_inputs == 3) {
-    const Tensor& sorter = call.in(2);
-    Row<int64_t> order{sorter.data(), sorter.strides()[0] * int64_t(sizeof(int64_t))};
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t j = order[i];
-      if (j < 0 || j >= n)
-        throw IndexError("searchsorted: sorter index " + std::to_string(j) +
-                         " is out of bounds for x1 of size " + std::to_string(n));
-      keys[i] = SortKey<T>::of(a[j]);
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) keys[i] = SortKey<T>::of(a[i]);
-  }
+  const int64_t n = x1.shape()[0];
+  const Row<T> a{x1.data(), x1.strides()[0] * int64_t(sizeof(T))};
+  const bool with_sorter = call.num_inputs == 3;
+  const Row<int64_t> order{with_sorter ? call.in(2).data() : nullptr,
+                           with_sorter ? call.in(2).strides()[0] * int64_t(sizeof(int64_t)) : 0};
+  // The key of the i-th smallest element of x1; a search reads O(log n) of them, so a
+  // bad sorter index is reported when a search reaches it.
+  auto key_at = [&](int64_t i) {
+    if (!with_sorter) return SortKey<T>::of(a[i]);
+    int64_t j = order[i];
+    if (j < 0 || j >= n)
+      throw IndexError("searchsorted: sorter index " + std::to_string(j) +
+                       " is out of bounds for x1 of size " + std::to_string(n));
+    return SortKey<T>::of(a[j]);
+  };
   const bool right = sorting_attrs(call).right;
   for_each_run<2>({&call.out(), &call.in(1)}, [&](const std::array<char*, 2>& p,
                                                   const std::array<int64_t, 2>& s, int64_t m) {
     for (int64_t i = 0; i < m; ++i) {
       Key k = SortKey<T>::of(*reinterpret_cast<const T*>(p[1] + i * s[1]));
-      auto at = right ? std::upper_bound(keys.begin(), keys.end(), k)
-                      : std::lower_bound(keys.begin(), keys.end(), k);
-      *reinterpret_cast<int64_t*>(p[0] + i * s[0]) = at - keys.begin();
+      int64_t first = 0, count = n;  // left: first key >= k; right: first key > k
+      while (count > 0) {
+        int64_t half = count / 2;
+        Key middle = key_at(first + half);
+        if (right ? !(k < middle) : middle < k) {
+          first += half + 1;
+          count -= half + 1;
+        } else {
+          count = half;
+        }
+      }
+      *reinterpret_cast<int64_t*>(p[0] + i * s[0]) = first;
     }
   });
 }
@@ -148,27 +200,37 @@ void searchsorted_kernel(const KernelCall& call) {
   });
 }
 
-KernelInfo cpu_kernel(std::string op, KernelFn run, std::string description) {
+KernelInfo cpu_kernel(std::string op, std::string name, KernelFn run, std::string description,
+                      int priority = 0, bool avx512 = false) {
   KernelInfo k;
   k.op = std::move(op);
-  k.name = "native";
+  k.name = std::move(name);
   k.device = DeviceType::CPU;
+  k.priority = priority;
   k.run = std::move(run);
   k.description = std::move(description);
+  if (avx512) k.supports = [](const DTypeSignature&) { return sorting::have_avx512_sort(); };
   return k;
 }
 
 }  // namespace
 
 void register_sorting_kernels(KernelRegistry& r) {
-  r.add(cpu_kernel("sort", sort_kernel,
-                   "keys sorted by AVX-512 quicksort or LSD radix sort, rows in parallel"));
-  r.add(cpu_kernel("argsort", argsort_kernel,
-                   "stable: (key, index) words by LSD radix sort, rows in parallel"));
-  r.add(cpu_kernel("searchsorted", searchsorted_kernel, "binary search over sort keys"));
-  r.add(cpu_kernel("unique", unique_kernel,
-                   "stable argsort of the keys, then one pass over the groups"));
-  r.add(cpu_kernel("isin", isin_kernel, "binary search in the sorted keys of x2"));
+  r.add(cpu_kernel("sort", "avx512", sort_kernel<true>,
+                   "keys sorted by an AVX-512 quicksort (8/16-bit keys: radix sort), rows in "
+                   "parallel", 10, true));
+  r.add(cpu_kernel("sort", "radix", sort_kernel<false>,
+                   "keys sorted by an LSD radix sort, rows in parallel"));
+  r.add(cpu_kernel("argsort", "avx512", argsort_kernel<true>,
+                   "(key, index) words sorted by an AVX-512 quicksort, rows in parallel", 10,
+                   true));
+  r.add(cpu_kernel("argsort", "radix", argsort_kernel<false>,
+                   "(key, index) words sorted by an LSD radix sort, rows in parallel"));
+  r.add(cpu_kernel("searchsorted", "native", searchsorted_kernel, "binary search over sort keys"));
+  r.add(cpu_kernel("unique", "native", unique_kernel,
+                   "a table per key (8/16-bit keys) or a sort, then one pass over the groups"));
+  r.add(cpu_kernel("isin", "native", isin_kernel,
+                   "a flag table (short integer ranges) or binary search in x2's sorted keys"));
 }
 
 }  // namespace xrt::cpu
