@@ -28,7 +28,7 @@ inline int64_t int_arg(nb::handle o, const char* what) {
   nb::object index;
   if (!PyLong_CheckExact(p)) {
     if (!is_int(o))
-      throw TypeError(std::string(what) + " must be an int, got " + type_name_of(o));
+      throw TypeError(std::string(what) + " must be an integer, got " + type_name_of(o));
     index = nb::steal(PyNumber_Index(p));
     if (!index.is_valid()) throw nb::python_error();
     p = index.ptr();

@@ -3,6 +3,7 @@
 // (Note [Signatures] in function.cpp). The transforms run without the GIL.
 #include <nanobind/stl/string.h>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/fft.h"
@@ -10,25 +11,8 @@
 namespace xrt::py {
 namespace {
 
-// (convert.cpp's tensor_arg is private to that file.)
-const Tensor& tensor_arg(nb::handle obj, const char* what) {
-  if (!nb::isinstance<Tensor>(obj))
-    throw TypeError(std::string(what) + " must be an xpuruntime Tensor, got " +
-                    std::string(nb::type_name(obj.type()).c_str()));
-  return nb::cast<const Tensor&>(obj);
-}
 
-int64_t int_arg(nb::handle obj, const char* what) {
-  if (!PyIndex_Check(obj.ptr()) || PyBool_Check(obj.ptr()))
-    throw TypeError(std::string(what) + " must be an integer, got " +
-                    std::string(nb::repr(obj).c_str()));
-  return nb::cast<int64_t>(obj);
-}
 
-std::optional<int64_t> optional_int_arg(nb::handle obj, const char* what) {
-  if (obj.is_none()) return std::nullopt;
-  return int_arg(obj, what);
-}
 
 // None, a sequence of ints, or (where `allow_int`) a single int.
 std::optional<Dims> int_sequence_arg(nb::handle obj, const char* what, bool allow_int = false) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/errors.h"
 
@@ -212,12 +213,6 @@ std::optional<bool> optional_bool(nb::handle obj) {
   return nb::cast<bool>(obj);
 }
 
-const Tensor& tensor_arg(nb::handle obj, const char* what) {
-  if (!nb::isinstance<Tensor>(obj))
-    throw TypeError(std::string(what) + " must be an xpuruntime Tensor, got " +
-                    std::string(nb::type_name(obj.type()).c_str()));
-  return nb::cast<const Tensor&>(obj);
-}
 
 DType dtype_for_fill(const Scalar& value) {
   switch (value.kind) {

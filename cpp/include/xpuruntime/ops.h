@@ -48,6 +48,12 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 /// The one element of a size-1 tensor; TypeError for other sizes.
 Scalar item(const Tensor& x);
 
+/// ValueError naming op when a and b are on different devices (never a silent copy).
+void check_same_device(const Tensor& a, const Tensor& b, const char* op);
+/// t as an operand of dtype and shape: t itself when it already is one, else a cast and/or
+/// broadcast view kept alive in holder.
+const Tensor& conform(const Tensor& t, DType dtype, const Dims& shape, Tensor& holder);
+
 /// ValueError when x is read-only.
 void check_writable(const Tensor& x);
 

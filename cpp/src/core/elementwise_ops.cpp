@@ -62,13 +62,6 @@ void check_category(const ElementwiseInfo& info, DType d) {
                     " (it needs " + category_text(info.accepts) + ")");
 }
 
-void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.device() != b.device())
-    throw ValueError(std::string(op) + ": arrays are on different devices (" +
-                     a.device().str() + " and " + b.device().str() +
-                     "); move one with to_device() first");
-}
-
 DType result_dtype(const ElementwiseInfo& info, DType input) {
   switch (info.result) {
     case ResultKind::Same: return input;
@@ -83,13 +76,6 @@ DType result_dtype(const ElementwiseInfo& info, DType input) {
 DType compute_dtype(BinaryOp op, DType promoted) {
   if (op == BinaryOp::divide && is_integer(promoted)) return kDefaultFloat;
   return promoted;
-}
-
-// t as an operand of dtype and shape, reusing t when it already is one.
-const Tensor& conform(const Tensor& t, DType dtype, const Dims& shape, Tensor& holder) {
-  if (t.dtype() == dtype && t.shape() == shape) return t;
-  holder = (t.dtype() == dtype ? t : astype(t, dtype, true)).broadcast_to(shape);
-  return holder;
 }
 
 void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor& out) {

@@ -28,7 +28,6 @@ DType compute_dtype(DType d, const char* op);
 
 /// ValueError unless x is a (stack of) matrix, square when asked.
 void check_matrices(const Tensor& x, const char* op, bool square);
-void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 
 Dims with_core(Dims batch, std::initializer_list<int64_t> core);
 /// x's shape without its last core_ndim dimensions.

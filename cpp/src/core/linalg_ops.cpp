@@ -48,11 +48,6 @@ void check_matrices(const Tensor& x, const char* op, bool square) {
                      shape_str(x.shape()));
 }
 
-void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.device() != b.device())
-    throw ValueError(std::string(op) + ": arrays are on different devices (" + a.device().str() +
-                     " and " + b.device().str() + "); move one with to_device() first");
-}
 
 Dims with_core(Dims batch, std::initializer_list<int64_t> core) {
   for (int64_t d : core) batch.push_back(d);

@@ -22,20 +22,6 @@ void run_op(OpId op, std::initializer_list<const Tensor*> inputs, Tensor& out,
   dispatch(op, call);
 }
 
-// t as an operand of dtype and shape: t itself when it already is one, else a cast and/or
-// broadcast view kept alive in holder.
-const Tensor& conform(const Tensor& t, DType dtype, const Dims& shape, Tensor& holder) {
-  if (t.dtype() == dtype && t.shape() == shape) return t;
-  holder = (t.dtype() == dtype ? t : astype(t, dtype, true)).broadcast_to(shape);
-  return holder;
-}
-
-void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.device() != b.device())
-    throw ValueError(std::string(op) + ": arrays are on different devices (" + a.device().str() +
-                     " and " + b.device().str() + "); move one with to_device() first");
-}
-
 void check_numeric(DType d, const char* op) {
   if (!is_numeric(d))
     throw TypeError(std::string(op) + " is not defined for " + name_of(d) +
@@ -71,6 +57,18 @@ void check_fits(const Scalar& s, DType d) {
 }
 
 }  // namespace
+
+const Tensor& conform(const Tensor& t, DType dtype, const Dims& shape, Tensor& holder) {
+  if (t.dtype() == dtype && t.shape() == shape) return t;
+  holder = (t.dtype() == dtype ? t : astype(t, dtype, true)).broadcast_to(shape);
+  return holder;
+}
+
+void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.device() != b.device())
+    throw ValueError(std::string(op) + ": arrays are on different devices (" + a.device().str() +
+                     " and " + b.device().str() + "); move one with to_device() first");
+}
 
 const BuiltinOps& BuiltinOps::get() {
   static const BuiltinOps ops = [] {

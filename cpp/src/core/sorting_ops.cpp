@@ -31,11 +31,6 @@ void check_real(DType d, const char* op, const char* what = "x") {
                     name_of(d));
 }
 
-void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.device() != b.device())
-    throw ValueError(std::string(op) + ": arrays are on different devices (" + a.device().str() +
-                     " and " + b.device().str() + ")");
-}
 
 void run(OpId op, std::initializer_list<const Tensor*> inputs, Tensor* outputs, int num_outputs,
          const OpAttrs& attrs) {

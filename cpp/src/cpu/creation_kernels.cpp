@@ -90,22 +90,13 @@ template <bool Lower> void triangle_kernel(const KernelCall& call) {
   });
 }
 
-KernelInfo kernel(const char* op, KernelFn run, const char* description) {
-  KernelInfo k;
-  k.op = op;
-  k.name = "native";
-  k.device = DeviceType::CPU;
-  k.run = std::move(run);
-  k.description = description;
-  return k;
-}
-
 }  // namespace
 
 void register_creation_kernels(KernelRegistry& r) {
-  r.add(kernel("linspace", linspace_kernel, "start + i * step, in double precision"));
-  r.add(kernel("tril", triangle_kernel<true>, "row copies and zero fills (bytes)"));
-  r.add(kernel("triu", triangle_kernel<false>, "row copies and zero fills (bytes)"));
+  r.add(kernel_info("linspace", "native", linspace_kernel,
+                    "start + i * step, in double precision"));
+  r.add(kernel_info("tril", "native", triangle_kernel<true>, "row copies and zero fills (bytes)"));
+  r.add(kernel_info("triu", "native", triangle_kernel<false>, "row copies and zero fills (bytes)"));
 }
 
 }  // namespace xrt::cpu

@@ -268,17 +268,6 @@ bool is_fft_dtype(DType d) {
          d == DType::Complex128;
 }
 
-KernelInfo kernel(std::string op, KernelFn run, std::string description,
-                  DTypePredicate supports) {
-  KernelInfo k;
-  k.op = std::move(op);
-  k.name = "native";
-  k.device = DeviceType::CPU;
-  k.run = std::move(run);
-  k.description = std::move(description);
-  k.supports = std::move(supports);
-  return k;
-}
 
 }  // namespace
 
@@ -290,20 +279,21 @@ void register_fft_kernels(KernelRegistry& r) {
              is_fft_dtype(out) && is_complex(out) == complex_out;
     };
   };
-  r.add(kernel("fft_c2c", fft_c2c_kernel,
-               "mixed-radix Stockham FFT (radix 4/2/3/5/odd) or Bluestein, in double",
-               in_out(false, true)));
-  r.add(kernel("fft_r2c", fft_r2c_kernel, "real FFT via a half-length complex FFT, in double",
-               in_out(true, true)));
-  r.add(kernel("fft_c2r", fft_c2r_kernel,
-               "Hermitian-input FFT via a half-length complex FFT, in double",
-               in_out(false, false)));
+  r.add(kernel_info("fft_c2c", "native", fft_c2c_kernel,
+                    "mixed-radix Stockham FFT (radix 4/2/3/5/odd) or Bluestein, in double",
+                    in_out(false, true)));
+  r.add(kernel_info("fft_r2c", "native", fft_r2c_kernel,
+                    "real FFT via a half-length complex FFT, in double", in_out(true, true)));
+  r.add(kernel_info("fft_c2r", "native", fft_c2r_kernel,
+                    "Hermitian-input FFT via a half-length complex FFT, in double",
+                    in_out(false, false)));
   auto real_out = [](const DTypeSignature& s) {
     DType out = s.dtypes[s.count - 1];
     return out == DType::Float32 || out == DType::Float64;
   };
-  r.add(kernel("fftfreq", frequencies_kernel<false>, "k / (n*d)", real_out));
-  r.add(kernel("rfftfreq", frequencies_kernel<true>, "k / (n*d), k <= n/2", real_out));
+  r.add(kernel_info("fftfreq", "native", frequencies_kernel<false>, "k / (n*d)", real_out));
+  r.add(kernel_info("rfftfreq", "native", frequencies_kernel<true>, "k / (n*d), k <= n/2",
+                    real_out));
 }
 
 }  // namespace xrt::cpu

@@ -325,13 +325,7 @@ void register_index_kernels(KernelRegistry& registry) {
       {"take_along_axis", take_along_axis_kernel, "gather along one axis, checked"},
   };
   for (const Row& row : rows) {
-    KernelInfo k;
-    k.op = row.op;
-    k.name = "native";
-    k.device = DeviceType::CPU;
-    k.run = row.run;
-    k.description = row.description;
-    registry.add(std::move(k));
+    registry.add(kernel_info(row.op, "native", row.run, row.description));
   }
 }
 

@@ -17,6 +17,10 @@ void arange_kernel(const KernelCall& call);  // out[i] = attrs.value + i * attrs
 
 using KernelFnPtr = void (*)(const KernelCall& call);
 
+/// The registry entry of a built-in CPU kernel (every family registers through this).
+KernelInfo kernel_info(std::string op, std::string name, KernelFn run, std::string description,
+                       DTypePredicate supports = {}, int priority = 0);
+
 /// Elementwise kernels indexed by UnaryOp / BinaryOp (xpuruntime/elementwise.h); nullptr
 /// where the op calls libm: those come from the per-ISA tables below.
 extern const KernelFnPtr kUnaryKernels[];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu/dtype_dispatch.h"
+#include "cpu/kernels.h"
 #include "xpuruntime/registry.h"
 #include "xpuruntime/tensor.h"
 
@@ -44,14 +45,9 @@ inline bool is_lapack_dtype(DType d) {
 inline void add_linalg_kernel(KernelRegistry& registry, const char* op, const char* name,
                               void (*run)(const KernelCall&), const char* description,
                               bool (*supports)(DType first_input)) {
-  KernelInfo k;
-  k.op = op;
-  k.name = name;
-  k.device = DeviceType::CPU;
-  k.run = run;
-  k.description = description;
-  k.supports = [supports](const DTypeSignature& s) { return supports(s.dtypes[0]); };
-  registry.add(std::move(k));
+  registry.add(kernel_info(op, name, run, description, [supports](const DTypeSignature& s) {
+    return supports(s.dtypes[0]);
+  }));
 }
 
 // The kernel files of linalg; register_linalg_kernels (kernels.h) calls both.

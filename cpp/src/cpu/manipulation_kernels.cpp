@@ -64,13 +64,8 @@ void repeat_kernel(const KernelCall& call) {
 }  // namespace
 
 void register_manipulation_kernels(KernelRegistry& r) {
-  KernelInfo k;
-  k.op = "repeat";
-  k.name = "native";
-  k.device = DeviceType::CPU;
-  k.run = repeat_kernel;
-  k.description = "block copies per element of the axis (bytes)";
-  r.add(std::move(k));
+  r.add(kernel_info("repeat", "native", repeat_kernel,
+                    "block copies per element of the axis (bytes)"));
 }
 
 }  // namespace xrt::cpu

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu/accumulators.h"
+#include "cpu/kernels.h"
 #include "cpu/reduce_engine.h"
 #include "xpuruntime/registry.h"
 
@@ -310,13 +311,7 @@ Tensor cast_input(const Tensor& x, DType dtype) {
 
 void register_reduction_kernels(KernelRegistry& registry) {
   for (const ReductionEntry& entry : kReductions) {
-    KernelInfo k;
-    k.op = entry.name;
-    k.name = "native";
-    k.device = DeviceType::CPU;
-    k.run = entry.run;
-    k.description = entry.description;
-    registry.add(std::move(k));
+    registry.add(kernel_info(entry.name, "native", entry.run, entry.description));
   }
 }
 

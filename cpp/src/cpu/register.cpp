@@ -10,8 +10,11 @@ namespace {
 
 DType output_dtype(const DTypeSignature& sig) { return sig.dtypes[sig.count - 1]; }
 
-KernelInfo cpu_kernel(std::string op, std::string name, KernelFn run, std::string description,
-                      DTypePredicate supports = {}, int priority = 0) {
+
+}  // namespace
+
+KernelInfo cpu::kernel_info(std::string op, std::string name, KernelFn run,
+                            std::string description, DTypePredicate supports, int priority) {
   KernelInfo k;
   k.op = std::move(op);
   k.name = std::move(name);
@@ -23,18 +26,21 @@ KernelInfo cpu_kernel(std::string op, std::string name, KernelFn run, std::strin
   return k;
 }
 
-}  // namespace
-
 void register_cpu_kernels(KernelRegistry& r) {
-  r.add(cpu_kernel("copy", "native", cpu::copy_kernel, "strided copy with dtype conversion"));
-  r.add(cpu_kernel("fill", "native", cpu::fill_kernel, "fill with a scalar"));
-  r.add(cpu_kernel("arange", "native", cpu::arange_kernel, "start + i * step"));
+  r.add(cpu::kernel_info("copy", "native", cpu::copy_kernel, "strided copy with dtype conversion"));
+  r.add(cpu::kernel_info("fill", "native", cpu::fill_kernel, "fill with a scalar"));
+  r.add(cpu::kernel_info("arange", "native", cpu::arange_kernel, "start + i * step"));
   cpu::register_reduction_kernels(r);
   cpu::register_scan_kernels(r);
   // Elementwise: one kernel per row of the tables; the op definition has already checked
   // the dtype category, `supports` repeats it so that the registry can answer for users.
   // Ops that call libm also get per-ISA kernels (libmvec SIMD) where the CPU has the ISA.
-  struct Variant { const char* name; const cpu::KernelFnPtr* unary; const cpu::KernelFnPtr* binary; int priority; };
+  struct Variant {
+    const char* name;
+    const cpu::KernelFnPtr* unary;
+    const cpu::KernelFnPtr* binary;
+    int priority;
+  };
   std::vector<Variant> variants;
 #ifdef XRT_X86_ISA_VARIANTS
   __builtin_cpu_init();
@@ -49,12 +55,13 @@ void register_cpu_kernels(KernelRegistry& r) {
     auto supports = [accepts = info.accepts](const DTypeSignature& s) {
       return in_category(s.dtypes[0], accepts);
     };
-    r.add(cpu_kernel(info.name, "native", generic ? generic : libm, "vectorised strided loop",
+    r.add(cpu::kernel_info(info.name, "native", generic ? generic : libm, "vectorised strided loop",
                      supports));
     if (generic) return;
     for (const Variant& v : variants)
-      r.add(cpu_kernel(info.name, v.name, pick(v), std::string("libmvec SIMD loop (") + v.name + ")",
-                       supports, v.priority));
+      r.add(cpu::kernel_info(info.name, v.name, pick(v),
+                             std::string("libmvec SIMD loop (") + v.name + ")", supports,
+                             v.priority));
   };
   for (int i = 0; i < num_unary_ops(); ++i)
     add_elementwise(unary_info(static_cast<UnaryOp>(i)), cpu::kUnaryKernels[i],
@@ -62,14 +69,14 @@ void register_cpu_kernels(KernelRegistry& r) {
   for (int i = 0; i < num_binary_ops(); ++i)
     add_elementwise(binary_info(static_cast<BinaryOp>(i)), cpu::kBinaryKernels[i],
                     cpu::baseline::kBinaryMath[i], [i](const Variant& v) { return v.binary[i]; });
-  r.add(cpu_kernel("where", "native", cpu::where_kernel, "select by a boolean mask"));
-  r.add(cpu_kernel("matmul", "openblas", cpu::matmul_openblas,
+  r.add(cpu::kernel_info("where", "native", cpu::where_kernel, "select by a boolean mask"));
+  r.add(cpu::kernel_info("matmul", "openblas", cpu::matmul_openblas,
                    "cblas ?gemm from scipy-openblas64",
                    [](const DTypeSignature& s) {
                      return cpu::matmul_openblas_supports(output_dtype(s));
                    },
                    /*priority=*/10));
-  r.add(cpu_kernel("matmul", "native", cpu::matmul_native,
+  r.add(cpu::kernel_info("matmul", "native", cpu::matmul_native,
                    "blocked C++ (packed micro-kernel for float32/float64)",
                    [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
   cpu::register_sorting_kernels(r);

@@ -113,14 +113,17 @@ struct log1p {
   }
 };
 
+// log(z) / log(base) for the complex log2/log10, given 1 / log(base).
+template <Complex C> C scaled_log(C z, typename C::value_type inverse_log_base) {
+  C l = std::log(z);
+  return C(l.real() * inverse_log_base, l.imag() * inverse_log_base);
+}
+
 struct log2 {
   static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::log2(x); }
   template <Complex C> static C apply(C z) {
-    using R = typename C::value_type;
-    C l = std::log(z);
-    constexpr R inv_ln2 = R(1.442695040888963407359924681001892137L);
-    return C(l.real() * inv_ln2, l.imag() * inv_ln2);
+    return scaled_log(z, typename C::value_type(1.442695040888963407359924681001892137L));
   }
 };
 
@@ -128,10 +131,7 @@ struct log10 {
   static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::log10(x); }
   template <Complex C> static C apply(C z) {
-    using R = typename C::value_type;
-    C l = std::log(z);
-    constexpr R inv_ln10 = R(0.434294481903251827651128918916605082L);
-    return C(l.real() * inv_ln10, l.imag() * inv_ln10);
+    return scaled_log(z, typename C::value_type(0.434294481903251827651128918916605082L));
   }
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu/accumulators.h"
+#include "cpu/kernels.h"
 #include "cpu/loops.h"
 #include "xpuruntime/registry.h"
 
@@ -103,13 +104,7 @@ const ScanEntry kScans[] = {
 
 void register_scan_kernels(KernelRegistry& registry) {
   for (const ScanEntry& entry : kScans) {
-    KernelInfo k;
-    k.op = entry.name;
-    k.name = "native";
-    k.device = DeviceType::CPU;
-    k.run = entry.run;
-    k.description = entry.description;
-    registry.add(std::move(k));
+    registry.add(kernel_info(entry.name, "native", entry.run, entry.description));
   }
 }
 

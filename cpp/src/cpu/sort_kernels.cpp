@@ -200,37 +200,27 @@ void searchsorted_kernel(const KernelCall& call) {
   });
 }
 
-KernelInfo cpu_kernel(std::string op, std::string name, KernelFn run, std::string description,
-                      int priority = 0, bool avx512 = false) {
-  KernelInfo k;
-  k.op = std::move(op);
-  k.name = std::move(name);
-  k.device = DeviceType::CPU;
-  k.priority = priority;
-  k.run = std::move(run);
-  k.description = std::move(description);
-  if (avx512) k.supports = [](const DTypeSignature&) { return sorting::have_avx512_sort(); };
-  return k;
-}
 
 }  // namespace
 
 void register_sorting_kernels(KernelRegistry& r) {
-  r.add(cpu_kernel("sort", "avx512", sort_kernel<true>,
-                   "keys sorted by an AVX-512 quicksort (8/16-bit keys: radix sort), rows in "
-                   "parallel", 10, true));
-  r.add(cpu_kernel("sort", "radix", sort_kernel<false>,
-                   "keys sorted by an LSD radix sort, rows in parallel"));
-  r.add(cpu_kernel("argsort", "avx512", argsort_kernel<true>,
-                   "(key, index) words sorted by an AVX-512 quicksort, rows in parallel", 10,
-                   true));
-  r.add(cpu_kernel("argsort", "radix", argsort_kernel<false>,
-                   "(key, index) words sorted by an LSD radix sort, rows in parallel"));
-  r.add(cpu_kernel("searchsorted", "native", searchsorted_kernel, "binary search over sort keys"));
-  r.add(cpu_kernel("unique", "native", unique_kernel,
-                   "a table per key (8/16-bit keys) or a sort, then one pass over the groups"));
-  r.add(cpu_kernel("isin", "native", isin_kernel,
-                   "a flag table (short integer ranges) or binary search in x2's sorted keys"));
+  // The AVX-512 kernels exist in every build but only run where the CPU has AVX-512.
+  auto avx512 = [](const DTypeSignature&) { return sorting::have_avx512_sort(); };
+  r.add(kernel_info("sort", "avx512", sort_kernel<true>,
+                    "keys sorted by an AVX-512 quicksort (8/16-bit keys: radix sort), rows in "
+                    "parallel", avx512, 10));
+  r.add(kernel_info("sort", "radix", sort_kernel<false>,
+                    "keys sorted by an LSD radix sort, rows in parallel"));
+  r.add(kernel_info("argsort", "avx512", argsort_kernel<true>,
+                    "(key, index) words sorted by an AVX-512 quicksort, rows in parallel",
+                    avx512, 10));
+  r.add(kernel_info("argsort", "radix", argsort_kernel<false>,
+                    "(key, index) words sorted by an LSD radix sort, rows in parallel"));
+  r.add(kernel_info("searchsorted", "native", searchsorted_kernel, "binary search over sort keys"));
+  r.add(kernel_info("unique", "native", unique_kernel,
+                    "a table per key (8/16-bit keys) or a sort, then one pass over the groups"));
+  r.add(kernel_info("isin", "native", isin_kernel,
+                    "a flag table (short integer ranges) or binary search in x2's sorted keys"));
 }
 
 }  // namespace xrt::cpu
