@@ -26,4 +26,9 @@ void set_search_paths(std::vector<std::string> paths);
 /// Probes once and caches the answer.
 const Status& status();
 
+/// The dlopen handles of the probed libraries (nullptr when not found). The driver's
+/// function table (cuda/driver.h) and the NVRTC and cuBLAS tables resolve their symbols here.
+enum class Library { Driver, Nvrtc, Cublas, CublasLt };
+void* library_handle(Library library);
+
 }  // namespace xrt::cuda

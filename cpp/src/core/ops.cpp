@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <limits>
 
+#include "xpuruntime/backend.h"
 #include "xpuruntime/dispatcher.h"
 #include "xpuruntime/elementwise.h"
 #include "xpuruntime/errors.h"
@@ -156,11 +157,41 @@ Tensor astype(const Tensor& x, DType dtype, bool copy) {
 
 Tensor contiguous(const Tensor& x) { return x.is_contiguous() ? x : astype(x, x.dtype(), true); }
 
+// Note [Copies between devices]: the backend moves contiguous bytes. A host tensor is made
+// contiguous on the host first. A device tensor that is not contiguous is moved as the byte
+// span its view covers and made contiguous on the host, so no device kernel is needed.
 Tensor to_device(const Tensor& x, Device device) {
   if (device == x.device()) return x;
-  (void)empty(x.shape(), x.dtype(), device);  // raises CudaError while CUDA is absent
-  throw UnsupportedOperationError("copies between " + x.device().str() + " and " +
-                                  device.str() + " are not implemented yet");
+  const DeviceBackend& b = backend(device.is_cpu() ? x.device().type : device.type);
+  if (x.device().is_cpu()) {
+    Tensor src = contiguous(x);
+    Tensor out = empty(x.shape(), x.dtype(), device);
+    b.copy_bytes(out.data(), device, src.data(), kCPU, src.numel() * src.itemsize());
+    return out;
+  }
+  if (!device.is_cpu() && x.is_contiguous()) {  // between two devices
+    Tensor out = empty(x.shape(), x.dtype(), device);
+    b.copy_bytes(out.data(), device, x.data(), x.device(), x.numel() * x.itemsize());
+    return out;
+  }
+  if (!device.is_cpu()) return to_device(to_device(x, kCPU), device);
+  if (x.numel() == 0) return empty(x.shape(), x.dtype(), device);
+  if (x.is_contiguous()) {
+    Tensor out = empty(x.shape(), x.dtype(), kCPU);
+    b.copy_bytes(out.data(), kCPU, x.data(), x.device(), x.numel() * x.itemsize());
+    return out;
+  }
+  int64_t low = 0, high = 0;  // element offsets of the view's extremes
+  for (int i = 0; i < x.ndim(); ++i) {
+    int64_t reach = (x.shape()[i] - 1) * x.strides()[i];
+    (reach < 0 ? low : high) += reach;
+  }
+  int64_t span = high - low + 1;
+  Tensor host = empty(Dims{span}, x.dtype(), kCPU);
+  b.copy_bytes(host.data(), kCPU, x.data() + low * int64_t(x.itemsize()), x.device(),
+               span * x.itemsize());
+  Tensor view = host.as_strided(x.shape(), x.strides(), -low * int64_t(x.itemsize()));
+  return contiguous(view);
 }
 
 DType result_type(DType a, DType b) {
@@ -238,9 +269,7 @@ Scalar item(const Tensor& x) {
   if (x.numel() != 1)
     throw TypeError("only tensors of one element can be converted to Python scalars (shape " +
                     shape_str(x.shape()) + ")");
-  if (!x.device().is_cpu())
-    throw UnsupportedOperationError("reading a value from " + x.device().str() +
-                                    " is not implemented yet");
+  if (!x.device().is_cpu()) return item(to_device(x, kCPU));
   const char* p = x.data();
   auto get = [p](auto tag) { decltype(tag) v; std::memcpy(&v, p, sizeof v); return v; };
   switch (x.dtype()) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "xpuruntime/backend.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt {
@@ -11,6 +12,8 @@ KernelRegistry& KernelRegistry::global() {
   static KernelRegistry* registry = [] {
     auto* r = new KernelRegistry();  // never destroyed: kernels may run during shutdown
     register_cpu_kernels(*r);
+    register_cuda_backend();
+    register_cuda_kernels(*r);
     return r;
   }();
   return *registry;

@@ -7,7 +7,9 @@
 
 #include <sys/mman.h>
 
+#include "xpuruntime/backend.h"
 #include "xpuruntime/errors.h"
+#include "xpuruntime/registry.h"
 
 namespace xrt {
 namespace {
@@ -31,16 +33,26 @@ void advise_huge_pages(void* data, size_t nbytes) {
 #endif
 }
 
+DeviceBackend backends[kNumDeviceTypes];
+
 }  // namespace
 
+void register_backend(DeviceType type, const DeviceBackend& b) {
+  backends[static_cast<int>(type)] = b;
+}
+
+const DeviceBackend& backend(DeviceType type) {
+  KernelRegistry::global();  // backends register with the kernels
+  const DeviceBackend& b = backends[static_cast<int>(type)];
+  const char* why = b.unavailable_reason ? b.unavailable_reason() : "no backend is built in";
+  if (!b.allocate || *why)
+    throw CudaError(std::string("CUDA is not available: ") + why +
+                    " (see xpuruntime.cuda.why_unavailable())");
+  return b;
+}
+
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
-  if (!device.is_cpu()) {
-    // Note: the CUDA backend (its caching allocator) plugs in here; until then a CUDA
-    // device can be named but not allocated on.
-    throw CudaError("cannot allocate on " + device.str() +
-                    ": CUDA support is not available in this build (see "
-                    "xpuruntime.cuda.why_unavailable())");
-  }
+  if (!device.is_cpu()) return backend(device.type).allocate(nbytes, device);
   // Note: small buffers come from plain malloc (16-byte aligned, enough for every dtype and
   // much cheaper than memalign); larger ones are aligned to a cache line.
   void* data;

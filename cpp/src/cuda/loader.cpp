@@ -10,6 +10,7 @@ namespace {
 
 std::vector<std::string> search_paths;
 std::mutex mutex;
+void* handles[4] = {};
 
 // Tries each name in each search folder, then through the system's own lookup.
 LibraryStatus open_library(const std::vector<std::string>& names, void** handle) {
@@ -39,12 +40,14 @@ LibraryStatus open_library(const std::vector<std::string>& names, void** handle)
 
 Status probe() {
   Status st;
-  void* driver = nullptr;
+  void*& driver = handles[int(Library::Driver)];
   st.driver = open_library({"libcuda.so.1", "libcuda.so"}, &driver);
-  void* h = nullptr;
-  st.nvrtc = open_library({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, &h);
-  st.cublas = open_library({"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, &h);
-  st.cublaslt = open_library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, &h);
+  st.nvrtc = open_library({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
+                          &handles[int(Library::Nvrtc)]);
+  st.cublas = open_library({"libcublas.so.13", "libcublas.so.12", "libcublas.so"},
+                           &handles[int(Library::Cublas)]);
+  st.cublaslt = open_library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"},
+                             &handles[int(Library::CublasLt)]);
   if (!driver) {
     st.reason = "the CUDA driver (libcuda.so.1) was not found: no NVIDIA driver on this machine";
     return st;
@@ -70,10 +73,7 @@ Status probe() {
     st.reason = "the CUDA driver reports no devices";
     return st;
   }
-  // Note: the CUDA backend (kernels, allocator, streams) lands with its own issue; until
-  // then a working driver is reported but tensors cannot live on the GPU.
-  st.reason = "a CUDA driver and " + std::to_string(st.device_count) +
-              " device(s) were found, but this version of xpuruntime has no CUDA backend yet";
+  st.available = true;
   return st;
 }
 
@@ -82,6 +82,11 @@ Status probe() {
 void set_search_paths(std::vector<std::string> paths) {
   std::lock_guard lock(mutex);
   search_paths = std::move(paths);
+}
+
+void* library_handle(Library library) {
+  status();
+  return handles[int(library)];
 }
 
 const Status& status() {
