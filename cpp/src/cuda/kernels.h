@@ -4,4 +4,7 @@
 
 namespace xrt::cuda {
 
+/// matmul (cublas, cublaslt, native) and vecdot (cublas, native): cuda/matmul_kernels.cpp.
+void register_matmul_kernels(KernelRegistry& registry);
+
 }  // namespace xrt::cuda
