@@ -135,8 +135,11 @@ def main():
     print(f"{torch.cuda.get_device_name()}, PyTorch {torch.__version__}, "
           f"cuBLAS {xrt.cuda.cublas_version()}")
     rows = []
-    large(rows, args.size, args.quick)
-    small(rows)
+    for part in (lambda: large(rows, args.size, args.quick), lambda: small(rows)):
+        try:
+            part()
+        except Exception as e:  # report, and go on with the other cases
+            rows.append(("failed", type(e).__name__, str(e)[:200], "", "", ""))
     print(table(rows, ["case", "xpuruntime kernel", "xpuruntime", "PyTorch",
                        "ratio (goal >= 0.98x)", "max rel. diff"]))
     return 0
