@@ -76,36 +76,42 @@ def agreement(ours, theirs):
 
 
 def large(rows, size, quick):
-    flops = 2.0 * size**3
-    for row, (dtype_name, torch_name, tf32) in DTYPES.items():
-        (xa, xb), (ta, tb) = operands(size, dtype_name)
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        policies = {k: xrt.KernelPolicy(matmul=k, allow_tf32=tf32) for k in KERNELS}
-        number = 3 if quick else (10 if dtype_name == "float32" and not tf32 else 40)
-
-        def ours(kernel):
-            def run():
-                with xrt.kernel_policy(policies[kernel]):
-                    return xa @ xb
-            return run
-
-        runs = {"torch": lambda: torch.matmul(ta, tb), **{k: ours(k) for k in KERNELS}}
-        for run in runs.values():  # warm up: handles, workspaces, plans, clocks
-            run()
-        sync()
-        best = {name: float("inf") for name in runs}
-        for _ in range(2 if quick else 4):
-            for name, run in runs.items():
-                best[name] = min(best[name], seconds_per_product(run, number, 1))
-        err = {k: agreement(runs[k](), runs["torch"]()) for k in KERNELS}
-        t_torch = flops / best["torch"] / 1e12
-        for k in KERNELS:
-            tflops = flops / best[k] / 1e12
-            rows.append((f"{size}^3 {row}", k, f"{tflops:.0f} TFLOP/s", f"{t_torch:.0f} TFLOP/s",
-                         f"{tflops / t_torch:.3f}x", f"{err[k]:.1e}"))
-        del xa, xb, ta, tb
+    for row, (dtype_name, _, tf32) in DTYPES.items():
+        try:
+            large_row(rows, size, quick, row, dtype_name, tf32)
+        except Exception as e:  # report, and go on with the other dtypes
+            rows.append((f"{size}^3 {row}", "failed", type(e).__name__, str(e)[:200], "", ""))
+        torch.backends.cuda.matmul.allow_tf32 = False
         torch.cuda.empty_cache()
-    torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def large_row(rows, size, quick, row, dtype_name, tf32):
+    flops = 2.0 * size**3
+    (xa, xb), (ta, tb) = operands(size, dtype_name)
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    policies = {k: xrt.KernelPolicy(matmul=k, allow_tf32=tf32) for k in KERNELS}
+    number = 3 if quick else (10 if dtype_name == "float32" and not tf32 else 40)
+
+    def ours(kernel):
+        def run():
+            with xrt.kernel_policy(policies[kernel]):
+                return xa @ xb
+        return run
+
+    runs = {"torch": lambda: torch.matmul(ta, tb), **{k: ours(k) for k in KERNELS}}
+    for run in runs.values():  # warm up: handles, workspaces, plans, clocks
+        run()
+    sync()
+    best = {name: float("inf") for name in runs}
+    for _ in range(2 if quick else 4):
+        for name, run in runs.items():
+            best[name] = min(best[name], seconds_per_product(run, number, 1))
+    err = {k: agreement(runs[k](), runs["torch"]()) for k in KERNELS}
+    t_torch = flops / best["torch"] / 1e12
+    for k in KERNELS:
+        tflops = flops / best[k] / 1e12
+        rows.append((f"{size}^3 {row}", k, f"{tflops:.0f} TFLOP/s", f"{t_torch:.0f} TFLOP/s",
+                     f"{tflops / t_torch:.3f}x", f"{err[k]:.1e}"))
 
 
 def small(rows):
