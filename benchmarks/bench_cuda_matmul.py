@@ -9,6 +9,11 @@ cuBLASLt, pinned through a KernelPolicy) are measured beside torch.matmul with t
 settings (TF32 allowed only for the tf32 row). Then the host cost of one small (64 x 64)
 matmul, without synchronising.
 
+Measured on the H100 (PyTorch 2.11, cuBLAS 13.1), ratio to PyTorch in the same run:
+float32 0.999 / 0.999, tf32 0.983 / 1.001, float16 1.000 / 0.942, bfloat16 0.946 / 0.981
+(cuBLAS / cuBLASLt); the 64^3 host cost 1.43x PyTorch's with either (19 us, of which the
+plain cuMemAlloc/cuMemFree of the output is a large part until the caching allocator lands).
+
 Timing: each measurement queues `number` products back to back and synchronises once
 (torch.cuda.synchronize waits for the whole device, so it covers xpuruntime's work on the
 legacy default stream too); the best of several rounds counts, and the libraries take turns
@@ -31,11 +36,11 @@ try:
 except ImportError:
     torch = None
 
-DTYPES = {  # row -> (xpuruntime dtype, torch dtype name, allow TF32)
-    "float32": ("float32", "float32", False),
-    "tf32": ("float32", "float32", True),
-    "float16": ("float16", "float16", False),
-    "bfloat16": ("bfloat16", "bfloat16", False),
+DTYPES = {  # row -> (dtype, allow TF32)
+    "float32": ("float32", False),
+    "tf32": ("float32", True),
+    "float16": ("float16", False),
+    "bfloat16": ("bfloat16", False),
 }
 KERNELS = ("cublas", "cublaslt")
 
@@ -76,7 +81,7 @@ def agreement(ours, theirs):
 
 
 def large(rows, size, quick):
-    for row, (dtype_name, _, tf32) in DTYPES.items():
+    for row, (dtype_name, tf32) in DTYPES.items():
         try:
             large_row(rows, size, quick, row, dtype_name, tf32)
         except Exception as e:  # report, and go on with the other dtypes
