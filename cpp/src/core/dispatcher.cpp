@@ -134,8 +134,11 @@ CachedDecision& lookup(OpId op, const KernelCall& call) {
   if (it != cache.end() && it->second->policy_version == version &&
       it->second->registry_epoch == epoch)
     return *it->second;
+  // Decide before touching the cache: a decision that throws (a pin nothing honours) must
+  // not leave an empty entry behind for the next call to dereference.
+  auto decision = decide(op, device, sig, *policy, version, epoch);
   auto& slot = cache[key];
-  slot = decide(op, device, sig, *policy, version, epoch);
+  slot = std::move(decision);
   return *slot;
 }
 
