@@ -27,7 +27,6 @@ import sys
 import time
 
 import numpy as np
-
 import xpuruntime as xrt
 from common import per_call, table
 
@@ -84,7 +83,7 @@ def large(rows, size, quick):
     for row, (dtype_name, tf32) in DTYPES.items():
         try:
             large_row(rows, size, quick, row, dtype_name, tf32)
-        except Exception as e:  # report, and go on with the other dtypes
+        except Exception as e:  # noqa: BLE001 (report, and go on with the other dtypes)
             rows.append((f"{size}^3 {row}", "failed", type(e).__name__, str(e)[:200], "", ""))
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.cuda.empty_cache()
@@ -149,7 +148,7 @@ def main():
     for part in (lambda: large(rows, args.size, args.quick), lambda: small(rows)):
         try:
             part()
-        except Exception as e:  # report, and go on with the other cases
+        except Exception as e:  # noqa: BLE001 (report, and go on with the other cases)
             rows.append(("failed", type(e).__name__, str(e)[:200], "", "", ""))
     print(table(rows, ["case", "xpuruntime kernel", "xpuruntime", "PyTorch",
                        "ratio (goal >= 0.98x)", "max rel. diff"]))
