@@ -19,3 +19,9 @@ def why_unavailable():
 
 def device_count():
     return _core.cuda_status()["device_count"] if is_available() else 0
+
+
+def cublas_version():
+    """cuBLAS's version as major * 10000 + minor * 100 + patch (no GPU needed); CudaError
+    saying how to install cuBLAS when it cannot be loaded."""
+    return _core.cublas_version()
