@@ -15,7 +15,16 @@ nb::tuple shape_tuple(const Dims& dims) {
 
 nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
 
-nb::object scalar_of(const Tensor& t) { return scalar_to_python(item(t)); }
+// A value read from a device waits for the device: without the GIL.
+nb::object scalar_of(const Tensor& t) {
+  if (t.device().is_cpu()) return scalar_to_python(item(t));
+  Scalar s;
+  {
+    nb::gil_scoped_release release;
+    s = item(t);
+  }
+  return scalar_to_python(s);
+}
 
 }  // namespace
 
@@ -47,7 +56,10 @@ void bind_tensor(nb::module_& m) {
       .def("to_device", [](const Tensor& t, nb::handle device, nb::handle stream) {
         if (!stream.is_none() && t.device().is_cpu())
           throw ValueError("stream must be None for a cpu tensor");
-        return to_device(t, optional_device_arg(device).value_or(t.device()));
+        Device target = optional_device_arg(device).value_or(t.device());
+        if (target.is_cpu() && t.device().is_cpu()) return t;
+        nb::gil_scoped_release release;  // a copy to the host waits for the device
+        return to_device(t, target);
       }, nb::arg("device"), nb::kw_only(), nb::arg("stream").none() = nb::none())
       .def("__matmul__", [](const Tensor& a, nb::handle b) -> nb::object {
         if (!nb::isinstance<Tensor>(b)) return not_implemented();

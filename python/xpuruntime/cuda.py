@@ -19,3 +19,22 @@ def why_unavailable():
 
 def device_count():
     return _core.cuda_status()["device_count"] if is_available() else 0
+
+
+# ---- Devices, streams, events and graphs (python/xpuruntime/_cuda_runtime.py) ----------
+from ._cuda_runtime import (  # noqa: E402,F401
+    CUDAGraph,
+    DeviceInfo,
+    Event,
+    ExternalStream,
+    Stream,
+    current_device,
+    current_stream,
+    default_stream,
+    get_device_properties,
+    graph,
+    set_device,
+    set_stream,
+    stream,
+    synchronize,
+)
