@@ -86,6 +86,24 @@ def test_export_of_a_cuda_tensor_checks_the_stream(stream, error):
     del capsule, t
 
 
+def test_wrapped_negative_strides_are_read_as_negative():
+    """CuPy 14 exports a negative stride -k as 2**64 // itemsize - k (an unsigned
+    division); no real view spans that far, so it can only mean -k."""
+    src = np.arange(6, dtype=np.float32)[::-1]
+    made = HandMade(src)
+    made.strides[0] = (2**64 - 4) // 4  # what CuPy writes for -1
+    t = xrt.from_dlpack(made.capsule)
+    assert t.strides == (-1,)
+    np.testing.assert_array_equal(np.asarray(t), src)
+
+
+def test_strides_past_the_address_space_raise_BufferError():
+    made = HandMade(np.arange(6, dtype=np.float32))
+    made.strides[0] = 2**61
+    with pytest.raises(BufferError, match="address space"):
+        xrt.from_dlpack(made.capsule)
+
+
 # ------------------------------------------------------------------ helpers
 
 
@@ -268,6 +286,16 @@ def test_cupy_round_trip_is_zero_copy(cupy):
     b = cupy.from_dlpack(x)
     assert b.data.ptr == a.data.ptr
     assert bool((b == a).all())
+
+
+@cuda
+def test_cupy_negative_strides_both_ways(cupy):
+    c = cupy.arange(24, dtype=cupy.float32).reshape(4, 6)[::2, ::-1].T
+    x = xrt.from_dlpack(c)
+    assert x.strides == (-1, 12)  # whatever CuPy writes in the header (Note [Wrapped strides])
+    np.testing.assert_array_equal(_host(x), cupy.asnumpy(c))
+    back = cupy.from_dlpack(x[::-1])
+    np.testing.assert_array_equal(cupy.asnumpy(back), cupy.asnumpy(c)[::-1])
 
 
 @cuda

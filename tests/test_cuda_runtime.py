@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import xpuruntime as xrt
-from cuda_helpers import busy, data_pointer, needs_kernels, torch, torch_stream  # noqa: F401
+from cuda_helpers import (  # noqa: F401
+    SLEEP_CYCLES, busy, cupy, data_pointer, needs_kernels, torch, torch_stream)
 
 cuda = pytest.mark.cuda
 no_cuda = pytest.mark.skipif(xrt.cuda.is_available(), reason="CUDA is available here")
@@ -244,8 +245,9 @@ def test_stream_identity_and_protocols():
 
 
 @cuda
-def test_stream_priority_is_clamped(torch):
-    least, greatest = torch.cuda.Stream.priority_range()
+def test_stream_priority_is_clamped(cupy):
+    # Note: PyTorch narrows the driver's range to its own pools; CuPy reports the driver's.
+    least, greatest = cupy.cuda.runtime.deviceGetStreamPriorityRange()
     assert xrt.cuda.Stream().priority == 0
     assert xrt.cuda.Stream(priority=-1000).priority == greatest
     assert xrt.cuda.Stream(priority=1000).priority == least
@@ -329,6 +331,30 @@ def test_copies_run_on_the_current_stream(torch):
         back = x.to_device("cpu")  # same stream: after the upload
     np.testing.assert_array_equal(np.asarray(back), host)
     assert s.query()
+
+
+def test_to_device_stream_must_be_None_between_cpu_tensors():
+    with pytest.raises(ValueError):
+        xrt.asarray([1.0]).to_device("cpu", stream=1)
+
+
+@cuda
+def test_to_device_runs_on_the_given_stream(torch):
+    s = xrt.cuda.Stream()
+    x = _zeros_on_gpu(1 << 16)
+    with torch.cuda.stream(torch_stream(torch, s)):
+        torch.cuda._sleep(SLEEP_CYCLES)
+        torch.from_dlpack(x).fill_(4.0)
+    for stream in (s, s.ptr):  # our copy is queued on s, after the write
+        assert (np.asarray(x.to_device("cpu", stream=stream)) == 4.0).all()
+    assert xrt.cuda.current_stream() == xrt.cuda.Stream.null
+    with pytest.raises(ValueError):
+        x.to_device("cpu", stream=0)
+    with pytest.raises(TypeError):
+        x.to_device("cpu", stream="s")
+    host = np.arange(8.0)
+    y = xrt.asarray(host).to_device("cuda:0", stream=xrt.cuda.Stream.ptds)
+    np.testing.assert_array_equal(np.asarray(y.to_device("cpu", stream=2)), host)
 
 
 @cuda

@@ -37,11 +37,15 @@ StreamPool& pool() {
 }
 
 struct Owner {
-  PooledHandle h;
+  explicit Owner(PooledHandle handle) : h(handle) {}
+  Owner(const Owner&) = delete;
+  Owner& operator=(const Owner&) = delete;
   ~Owner() {
     std::lock_guard lock(pool().mutex);
     pool().idle.push_back(h);
   }
+
+  PooledHandle h;
 };
 
 struct PriorityRange {
@@ -101,7 +105,7 @@ Stream Stream::create(int device, int priority) {
     }
   }
   if (!s.handle_) XRT_CU(cuStreamCreateWithPriority, &s.handle_, CU_STREAM_NON_BLOCKING, p);
-  s.owner_ = std::make_shared<Owner>(Owner{{s.handle_, device, p}});
+  s.owner_ = std::make_shared<Owner>(PooledHandle{s.handle_, device, p});
   return s;
 }
 
@@ -251,6 +255,14 @@ int64_t dlpack_stream_number(int device) {
   check_dlpack_device(device);
   CUstream s = current_stream(device);
   return s == nullptr ? 1 : static_cast<int64_t>(reinterpret_cast<intptr_t>(s));
+}
+
+Stream stream_from_dlpack_number(int device, int64_t number) {
+  if (number <= 0)
+    throw ValueError("a DLPack stream number must be 1 (legacy default), 2 (per-thread "
+                     "default) or a stream handle, got " + std::to_string(number));
+  check_device(device);
+  return Stream::borrow(device, reinterpret_cast<CUstream>(number));
 }
 
 void sync_dlpack_consumer(int device, int64_t consumer) {

@@ -89,10 +89,26 @@ void set_current(const Stream& stream);
 void enter_scope(const Stream& stream);
 void exit_scope();
 
+/// `with stream:` for C++ callers.
+class StreamScope {
+ public:
+  explicit StreamScope(const Stream& stream) { enter_scope(stream); }
+  ~StreamScope() {
+    try {
+      exit_scope();
+    } catch (...) {
+    }
+  }
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+};
+
 /// DLPack names streams by number: 1 the legacy default, 2 the per-thread default, any other
 /// positive number a stream handle, -1 "do not synchronise"; 0 is ambiguous and refused.
 /// The number to give a producer for device's current stream (our side of from_dlpack).
 int64_t dlpack_stream_number(int device);
+/// The stream a DLPack number names on device (ValueError for 0 and negative numbers).
+Stream stream_from_dlpack_number(int device, int64_t number);
 /// Our side of __dlpack__: the consumer's stream waits (an event, no host wait) for the work
 /// queued on device's current stream; nothing when they are the same stream or consumer is
 /// -1. ValueError for 0 and other negative numbers.
