@@ -5,6 +5,7 @@
 #include "bindings.h"
 #include "xpuruntime/cpu.h"
 #include "xpuruntime/cuda_loader.h"
+#include "xpuruntime/default_device.h"
 #include "xpuruntime/errors.h"
 
 #ifndef XRT_VERSION
@@ -152,7 +153,7 @@ std::optional<DType> optional_dtype_arg(nb::handle obj) {
   return dtype_arg(obj);
 }
 
-Device default_device() { return kCPU; }
+Device default_device() { return ::xrt::default_device(); }
 
 std::optional<Device> optional_device_arg(nb::handle obj) {
   if (obj.is_none()) return std::nullopt;
@@ -185,4 +186,5 @@ NB_MODULE(_core, m) {
   bind_indexing(m);
   bind_fft(m);
   bind_linalg(m);
+  bind_cuda(m);
 }

@@ -25,3 +25,22 @@ def cublas_version():
     """cuBLAS's version as major * 10000 + minor * 100 + patch (no GPU needed); CudaError
     saying how to install cuBLAS when it cannot be loaded."""
     return _core.cublas_version()
+
+
+# ---- Devices, streams, events and graphs (python/xpuruntime/_cuda_runtime.py) ----------
+from ._cuda_runtime import (  # noqa: E402,F401
+    CUDAGraph,
+    DeviceInfo,
+    Event,
+    ExternalStream,
+    Stream,
+    current_device,
+    current_stream,
+    default_stream,
+    get_device_properties,
+    graph,
+    set_device,
+    set_stream,
+    stream,
+    synchronize,
+)
