@@ -19,3 +19,20 @@ def why_unavailable():
 
 def device_count():
     return _core.cuda_status()["device_count"] if is_available() else 0
+
+
+def jit_cache_info():
+    """Counters of the NVRTC kernel caches: compiles, memory_hits, disk_hits, disk_writes,
+    disk_rejects (unusable files, recompiled), and cache_dir ('' when the disk cache is off:
+    XPURUNTIME_DISABLE_KERNEL_CACHE=1; XPURUNTIME_CACHE_DIR relocates it)."""
+    return _core.cuda_jit_cache_info()
+
+
+def clear_jit_cache():
+    """Forgets the kernels compiled in this process (the disk cache stays)."""
+    _core.cuda_jit_clear_memory_cache()
+
+
+def nvrtc_version():
+    """NVRTC's version as 'major.minor'; CudaError when NVRTC cannot be loaded."""
+    return _core.cuda_nvrtc_version()

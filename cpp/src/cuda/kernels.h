@@ -4,4 +4,6 @@
 
 namespace xrt::cuda {
 
+void register_copy_kernels(KernelRegistry& registry);  // copy, fill
+
 }  // namespace xrt::cuda

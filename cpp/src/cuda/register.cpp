@@ -6,7 +6,7 @@
 namespace xrt {
 
 void register_cuda_kernels(KernelRegistry& registry) {
-  (void)registry;
+  cuda::register_copy_kernels(registry);
 }
 
 }  // namespace xrt
