@@ -2,8 +2,11 @@
 #include "cuda/codegen.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <limits>
+
+#include "xpuruntime/errors.h"
 
 namespace xrt::cuda {
 
@@ -22,7 +25,8 @@ StridedPlan plan_strided(std::initializer_list<const Tensor*> operands) {
   const Tensor& first = **operands.begin();
   const Dims& shape = first.shape();
   Dims sizes;
-  std::vector<Dims> strides(operands.size());
+  if (operands.size() > kMaxOperands) throw ValueError("too many operands for one kernel");
+  std::array<Dims, kMaxOperands> strides;
   plan.numel = 1;
   for (int d = 0; d < shape.size(); ++d) {
     plan.numel *= shape[d];
@@ -46,7 +50,7 @@ StridedPlan plan_strided(std::initializer_list<const Tensor*> operands) {
   }
   if (sizes.size() == 0) {  // 0-d, or every dimension of size 1: one element
     sizes.push_back(1);
-    for (Dims& s : strides) s.push_back(0);
+    for (size_t k = 0; k < operands.size(); ++k) strides[k].push_back(0);
   }
   plan.ndim = sizes.size();
   constexpr int64_t limit = std::numeric_limits<int32_t>::max();
@@ -61,8 +65,9 @@ StridedPlan plan_strided(std::initializer_list<const Tensor*> operands) {
                                           strides[k][0] == static_cast<int64_t>(t->itemsize()));
     ++k;
   }
-  plan.layout.assign(sizes.begin(), sizes.end());
-  for (const Dims& s : strides) plan.layout.insert(plan.layout.end(), s.begin(), s.end());
+  plan.layout = sizes;
+  for (size_t j = 0; j < operands.size(); ++j)
+    for (int d = 0; d < plan.ndim; ++d) plan.layout.push_back(strides[j][d]);
   return plan;
 }
 

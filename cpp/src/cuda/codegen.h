@@ -3,7 +3,6 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
-#include <vector>
 
 #include "xpuruntime/tensor.h"
 
@@ -24,13 +23,15 @@ struct StridedPlan {
   bool index32 = false;      ///< numel and every byte offset fit in 31 bits
   /// The kernel argument xrt::StridedLayout<ndim, nargs> (common.cuh): ndim sizes, then
   /// each operand's ndim byte strides. Pass layout.data() as its argument pointer.
-  std::vector<int64_t> layout;
+  Dims layout;
 
   /// "xrt::uint32_t" or "xrt::uint64_t": the unsigned index type of the kernel; the
   /// signed one for offsets is "int" or "xrt::int64_t".
   const char* index_type() const { return index32 ? "xrt::uint32_t" : "xrt::uint64_t"; }
   const char* offset_type() const { return index32 ? "int" : "xrt::int64_t"; }
 };
+/// At most kMaxOperands operands.
+inline constexpr int kMaxOperands = 8;
 StridedPlan plan_strided(std::initializer_list<const Tensor*> operands);
 
 /// Blocks of `per_block` work items for n items, at most max_blocks (kernels loop over the

@@ -6,6 +6,7 @@
 // share one kernel), and contiguous ones are a cuMemcpy, as contiguous fills of zero bytes,
 // 1-byte or 4-byte values are a cuMemset.
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "cpu/dtype_dispatch.h"
@@ -104,11 +105,18 @@ void copy_kernel(const KernelCall& call) {
            static_cast<size_t>(plan.numel) * out.itemsize(), current_stream(device));
     return;
   }
-  std::string to = same ? bytes_type(out.itemsize()) : device_type(out.dtype());
-  std::string from = same ? to : device_type(in.dtype());
+  // A copy without conversion moves bytes: its key names the size (negative), not a dtype.
+  int to = same ? -static_cast<int>(out.itemsize()) : static_cast<int>(out.dtype());
+  int from = same ? to : static_cast<int>(in.dtype());
   Shape s = shape_of(plan);
-  std::string key = "copy/" + to + "/" + from + "/" + shape_key(s);
-  CUfunction fn = jit_function(device, key, [&] { return copy_source(to, from, s); }, "xrt_copy");
+  char key[48];
+  std::snprintf(key, sizeof key, "copy/%d/%d/%d/%d", to, from, s.ndim, s.index32 ? 32 : 64);
+  CUfunction fn = jit_function(device, key, [&] {
+    auto type = [](int code) {
+      return code < 0 ? bytes_type(static_cast<size_t>(-code)) : device_type(DType(code));
+    };
+    return copy_source(type(to), type(from), s);
+  }, "xrt_copy");
   void* out_ptr = out.data();
   void* in_ptr = in.data();
   launch_over(fn, plan, s, {&out_ptr, &in_ptr}, device);
@@ -143,7 +151,8 @@ void fill_kernel(const KernelCall& call) {
     }
   }
   Shape s = shape_of(plan);
-  std::string key = "fill/" + std::to_string(size) + "/" + shape_key(s);
+  char key[48];
+  std::snprintf(key, sizeof key, "fill/%zu/%d/%d", size, s.ndim, s.index32 ? 32 : 64);
   CUfunction fn = jit_function(device, key, [&] { return fill_source(size, s); }, "xrt_fill");
   void* out_ptr = out.data();
   launch_over(fn, plan, s, {&out_ptr, value}, device);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -416,19 +417,26 @@ CUfunction jit_function(int device, const KernelSource& source, const std::strin
   return f;
 }
 
-CUfunction jit_function(int device, std::string_view key,
-                        const std::function<KernelSource()>& make_source,
-                        const std::string& name) {
+namespace detail {
+
+CUfunction find_keyed_function(int device, std::string_view key, std::string_view name) {
   static const std::vector<std::string> no_options;
   uint64_t h = function_hash(device, true, name, key, no_options);
-  if (CUfunction f = find_function(h, device, true, name, key, no_options)) {
-    ++counters.memory_hits;
-    return f;
-  }
-  CUfunction f = load_function(device, make_source(), name);
-  remember_function(h, {device, true, name, std::string(key), {}, f});
+  CUfunction f = find_function(h, device, true, name, key, no_options);
+  if (f) ++counters.memory_hits;
   return f;
 }
+
+CUfunction add_keyed_function(int device, std::string_view key, const KernelSource& source,
+                              std::string_view name) {
+  std::string kernel(name);
+  CUfunction f = load_function(device, source, kernel);
+  remember_function(function_hash(device, true, name, key, {}),
+                    {device, true, kernel, std::string(key), {}, f});
+  return f;
+}
+
+}  // namespace detail
 
 void launch(CUfunction fn, Dim3 grid, Dim3 block, size_t shared_bytes, CUstream stream,
             void** args) {

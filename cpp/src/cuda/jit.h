@@ -15,7 +15,6 @@
 //    temporary name and renamed, so processes sharing the folder never see half a file.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,12 +39,21 @@ struct KernelSource {
 /// NVRTC's log when the source does not compile.
 CUfunction jit_function(int device, const KernelSource& source, const std::string& name);
 
+namespace detail {
+CUfunction find_keyed_function(int device, std::string_view key, std::string_view name);
+CUfunction add_keyed_function(int device, std::string_view key, const KernelSource& source,
+                              std::string_view name);
+}  // namespace detail
+
 /// The same for a kernel family that names each of its specialisations with a short key
-/// ("copy/f32/f16/c/u32", unique across families): make_source runs only the first time a
-/// key is seen, so the hot path neither generates nor hashes a source.
-CUfunction jit_function(int device, std::string_view key,
-                        const std::function<KernelSource()>& make_source,
-                        const std::string& name);
+/// ("copy/11/9/c/32", unique across families): make_source() runs only the first time a
+/// key is seen on a device, so the hot path neither generates nor hashes a source.
+template <class MakeSource>
+CUfunction jit_function(int device, std::string_view key, MakeSource&& make_source,
+                        std::string_view name) {
+  if (CUfunction f = detail::find_keyed_function(device, key, name)) return f;
+  return detail::add_keyed_function(device, key, make_source(), name);
+}
 
 /// Compiles source to a cubin for an architecture ("sm_90") without a GPU or driver (CI
 /// uses this to compile every kernel family); CudaError with NVRTC's log on failure. `name`
