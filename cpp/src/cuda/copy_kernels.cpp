@@ -81,7 +81,7 @@ void launch_over(CUfunction fn, const StridedPlan& plan, Shape s, std::vector<vo
   uint64_t n64 = static_cast<uint64_t>(plan.numel);
   if (s.ndim > 0) args.push_back(const_cast<int64_t*>(plan.layout.data()));
   args.push_back(s.index32 ? static_cast<void*>(&n32) : static_cast<void*>(&n64));
-  unsigned blocks = grid_blocks(plan.numel, s.ndim == 0 ? kBlock * kUnroll : kBlock);
+  unsigned blocks = grid_blocks(plan.numel, kBlock * kUnroll);
   launch(fn, {blocks}, {kBlock}, 0, current_stream(device), args.data());
 }
 
