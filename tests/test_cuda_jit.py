@@ -138,6 +138,22 @@ def test_damaged_cache_file_is_recompiled(tmp_path, damage):
     assert (again["compiles"], again["disk_hits"]) == (0, 1)
 
 
+def test_processes_sharing_the_cache_never_see_half_a_file(tmp_path):
+    env = dict(os.environ, XPURUNTIME_CACHE_DIR=str(tmp_path),
+               XPURUNTIME_DISABLE_KERNEL_CACHE="0")
+    source = TINY.replace("2.0f", "5.0f")
+    code = CACHED_COMPILE.replace("sys.argv[1] if len(sys.argv) > 1 else ", "") \
+        .replace(repr(TINY), repr(source))
+    runs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                             text=True) for _ in range(4)]
+    infos = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in runs]
+    assert all(p.returncode == 0 for p in runs)
+    assert sum(i["disk_rejects"] for i in infos) == 0
+    (path,) = cache_files(tmp_path)  # no temporary file left behind
+    assert run_python(code, {"XPURUNTIME_CACHE_DIR": str(tmp_path),
+                             "XPURUNTIME_DISABLE_KERNEL_CACHE": "0"})["disk_hits"] == 1
+
+
 def test_cache_key_covers_the_source_and_options(tmp_path):
     env = {"XPURUNTIME_CACHE_DIR": str(tmp_path), "XPURUNTIME_DISABLE_KERNEL_CACHE": "0"}
     run_python(CACHED_COMPILE, env)

@@ -53,11 +53,11 @@ KernelSource copy_source(const std::string& to, const std::string& from, Shape s
   std::string u = index_type(s);
   if (s.ndim == 0)
     return {head + to + "* out, const " + from + "* in, " + u + " n) {\n  xrt::copy_contiguous<" +
-            to + ", " + from + ", " + u + ">(out, in, n);\n}\n"};
+            to + ", " + from + ", " + u + ">(out, in, n);\n}\n", {}};
   std::string nd = std::to_string(s.ndim);
   return {head + "char* out, const char* in, xrt::StridedLayout<" + nd + ", 2> layout, " + u +
           " n) {\n  xrt::copy_strided<" + to + ", " + from + ", " + nd + ", " + u + ", " +
-          offset_type(s) + ">(out, in, layout, n);\n}\n"};
+          offset_type(s) + ">(out, in, layout, n);\n}\n", {}};
 }
 
 KernelSource fill_source(size_t size, Shape s) {
@@ -66,11 +66,11 @@ KernelSource fill_source(size_t size, Shape s) {
   std::string t = bytes_type(size), u = index_type(s);
   if (s.ndim == 0)
     return {head + t + "* out, " + t + " value, " + u + " n) {\n  xrt::fill_contiguous<" + t +
-            ", " + u + ">(out, value, n);\n}\n"};
+            ", " + u + ">(out, value, n);\n}\n", {}};
   std::string nd = std::to_string(s.ndim);
   return {head + "char* out, " + t + " value, xrt::StridedLayout<" + nd + ", 1> layout, " + u +
           " n) {\n  xrt::fill_strided<" + t + ", " + nd + ", " + u + ", " + offset_type(s) +
-          ">(out, value, layout, n);\n}\n"};
+          ">(out, value, layout, n);\n}\n", {}};
 }
 
 /// Launches a copy or fill kernel over the plan: args are the leading arguments (pointers,
