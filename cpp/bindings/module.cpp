@@ -134,6 +134,7 @@ void bind_info(nb::module_& m) {
     d["cublaslt"] = library_dict(s.cublaslt);
     return d;
   });
+  m.def("cublas_version", &cuda::cublas_version);
 }
 
 }  // namespace

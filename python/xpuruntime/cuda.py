@@ -21,6 +21,12 @@ def device_count():
     return _core.cuda_status()["device_count"] if is_available() else 0
 
 
+def cublas_version():
+    """cuBLAS's version as major * 10000 + minor * 100 + patch (no GPU needed); CudaError
+    saying how to install cuBLAS when it cannot be loaded."""
+    return _core.cublas_version()
+
+
 def jit_cache_info():
     """Counters of the NVRTC kernel caches: compiles, memory_hits, disk_hits, disk_writes,
     disk_rejects (unusable files, recompiled), and cache_dir ('' when the disk cache is off:
