@@ -187,4 +187,5 @@ NB_MODULE(_core, m) {
   bind_fft(m);
   bind_linalg(m);
   bind_cuda(m);
+  bind_cuda_jit(m);
 }

@@ -8,6 +8,7 @@
 // PyTorch, cuBLAS gave float32 0.999x, tf32 0.983x, float16 1.000x, bfloat16 0.946x;
 // cuBLASLt 0.999x, 1.001x, 0.942x, 0.981x. BestPerformance times both per shape class.
 #include "cuda/gemm.h"
+#include "cuda/kernel_check.h"
 #include "cuda/kernels.h"
 
 namespace xrt::cuda {
@@ -78,6 +79,10 @@ void register_matmul_kernels(KernelRegistry& r) {
                           "batched 1 x k by k x 1 cuBLAS products (floating dtypes)"));
   r.add(kernel<L::Native>("vecdot", "native", vecdot_kernel<L::Native>, 0,
                           "tiled CUDA kernel compiled by NVRTC (integer dtypes, wrapping)"));
+  // The source gemm_native compiles (cuda/matmul_native.cpp): every integer dtype at once.
+  register_kernel_samples("matmul", [] {
+    return std::vector<KernelSample>{{"xrt_matmul_<integer>", {"#include \"xrt/matmul.cuh\"\n", {}}}};
+  });
 }
 
 }  // namespace xrt::cuda

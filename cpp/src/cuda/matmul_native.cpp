@@ -7,17 +7,8 @@
 #include "cuda/gemm.h"
 #include "cuda/jit.h"
 #include "cuda/runtime.h"
-#include "xpuruntime/errors.h"
 
 namespace xrt::cuda {
-
-// Note: declared weak so that this family links before the JIT (cuda/jit.cpp) is part of
-// the build; without it integer matmul raises UnsupportedOperationError. Remove once the
-// JIT is merged.
-CUfunction jit_function(int device, const KernelSource& source, const std::string& name)
-    __attribute__((weak));
-void launch(CUfunction fn, Dim3 grid, Dim3 block, size_t shared_bytes, CUstream stream,
-            void** args) __attribute__((weak));
 
 namespace {
 
@@ -29,9 +20,6 @@ CUfunction integer_kernel(int device, DType dtype) {
   static std::atomic<CUfunction> kernels[kMaxDevices][kNumDTypes];  // zeroed: static
   std::atomic<CUfunction>& slot = kernels[device][static_cast<int>(dtype)];
   if (CUfunction fn = slot.load(std::memory_order_acquire)) return fn;
-  if (!&jit_function || !&launch)
-    throw UnsupportedOperationError(
-        "integer matmul on CUDA needs the NVRTC kernel compiler, which this build lacks");
   KernelSource source{"#include \"xrt/matmul.cuh\"\n", {}};
   CUfunction fn =
       jit_function(device, source, "xrt_matmul_" + std::string(dtype_info(dtype).name));
