@@ -19,3 +19,7 @@ def why_unavailable():
 
 def device_count():
     return _core.cuda_status()["device_count"] if is_available() else 0
+
+
+# ---- Memory (the caching allocator, pinned memory): see _memory.py ----
+from ._memory import *  # noqa: E402,F401,F403

@@ -1,6 +1,7 @@
 // cpp/src/cuda/backend.cpp: the CUDA backend as the core sees it (allocation, copies between
 // host and device, synchronisation), and the registration of the CUDA kernels.
 #include "cuda/allocator.h"
+#include "cuda/host_copy.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/backend.h"
 #include "xpuruntime/cuda_loader.h"
@@ -22,16 +23,11 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   if (dst_device.is_cpu()) {
     int device = src_device.index;
     activate(device);
-    CUstream stream = current_stream(device);
-    check(api.cuMemcpyDtoHAsync(dst, dptr(src), nbytes, stream), "cuMemcpyDtoHAsync");
-    check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    copy_device_to_host(dst, dptr(src), nbytes, device, current_stream(device));
   } else if (src_device.is_cpu()) {
     int device = dst_device.index;
     activate(device);
-    // Note: from pageable memory the driver stages the bytes before it returns, so the
-    // caller may free or change src at once.
-    check(api.cuMemcpyHtoDAsync(dptr(dst), src, nbytes, current_stream(device)),
-          "cuMemcpyHtoDAsync");
+    copy_host_to_device(dptr(dst), src, nbytes, device, current_stream(device));
   } else if (src_device == dst_device) {
     activate(dst_device.index);
     check(api.cuMemcpyDtoDAsync(dptr(dst), dptr(src), nbytes, current_stream(dst_device.index)),
