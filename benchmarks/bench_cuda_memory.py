@@ -89,6 +89,10 @@ def copies(rows, nbytes, quick):
     results["pinned D2H"] = per_call(lambda: d2h(pinned), repeat=repeat)
     results["pageable H2D, staged"] = per_call(lambda: h2d(pageable), repeat=repeat)
     results["pageable D2H, staged"] = per_call(lambda: d2h(pageable), repeat=repeat)
+    _core._cuda_set_staging_streaming_stores(False)
+    results["pageable H2D, staged, memcpy"] = per_call(lambda: h2d(pageable), repeat=repeat)
+    results["pageable D2H, staged, memcpy"] = per_call(lambda: d2h(pageable), repeat=repeat)
+    _core._cuda_set_staging_streaming_stores(True)
     _core._cuda_set_staging_threshold((1 << 64) - 1)
     results["pageable H2D, driver"] = per_call(lambda: h2d(pageable), repeat=repeat)
     results["pageable D2H, driver"] = per_call(lambda: d2h(pageable), repeat=repeat)
@@ -110,8 +114,9 @@ def copies(rows, nbytes, quick):
         peers["pageable H2D, staged"] = per_call(
             lambda: (tg.copy_(tq), torch.cuda.synchronize()), repeat=repeat)
         peers["pageable D2H, staged"] = per_call(lambda: tq.copy_(tg), repeat=repeat)
-        peers["pageable H2D, driver"] = peers["pageable H2D, staged"]
-        peers["pageable D2H, driver"] = peers["pageable D2H, staged"]
+        for way in ("H2D", "D2H"):
+            for how in ("driver", "staged, memcpy"):
+                peers[f"pageable {way}, {how}"] = peers[f"pageable {way}, staged"]
         peers["to_device('cuda:0'), pageable"] = per_call(
             lambda: (tq.cuda(), torch.cuda.synchronize()), repeat=repeat)
         peers["to_device('cpu'), new pageable"] = per_call(lambda: tg.cpu(), repeat=repeat)
@@ -131,7 +136,7 @@ def main():
         return
     rows = []
     allocation(rows)
-    for size in ([256] if args.quick else [8, 32, 256]):
+    for size in ([256] if args.quick else [4, 8, 32, 256]):
         copies(rows, size * MiB, args.quick)
     print(table(rows, ["what", "xpuruntime", "versus", "goal"]))
     versions = [f"numpy {np.__version__}"]

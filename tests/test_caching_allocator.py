@@ -656,18 +656,39 @@ def test_cuda_stream_ordered_mode(how):
     assert out.stdout.strip() == "ok"
 
 
+@pytest.fixture(params=["streaming", "memcpy", "off"])
+def staging(request):
+    """Staged copies with streaming stores or memcpy, or the driver's own."""
+    _core = xrt._core
+    _core._cuda_set_staging_threshold((1 << 64) - 1 if request.param == "off" else 0)
+    _core._cuda_set_staging_streaming_stores(request.param != "memcpy")
+    yield request.param
+    _core._cuda_set_staging_threshold(0)
+    _core._cuda_set_staging_streaming_stores(True)
+
+
 @pytest.mark.cuda
-@pytest.mark.parametrize("staging", ["default", "off"])
 @pytest.mark.parametrize("nbytes", [4, 3 * MiB + 4, 4 * MiB, 33 * MiB + 12344, 96 * MiB])
 def test_cuda_copies_both_ways(nbytes, staging):
-    xrt._core._cuda_set_staging_threshold((1 << 64) - 1 if staging == "off" else 0)
-    try:
-        data = np.random.default_rng(nbytes).integers(0, 255, nbytes, dtype=np.uint8)
-        x = xrt.asarray(data).to_device("cuda:0")
-        back = x.to_device("cpu")
-        np.testing.assert_array_equal(np.asarray(back), data)
-    finally:
-        xrt._core._cuda_set_staging_threshold(0)
+    data = np.random.default_rng(nbytes).integers(0, 255, nbytes, dtype=np.uint8)
+    x = xrt.asarray(data).to_device("cuda:0")
+    back = x.to_device("cpu")
+    np.testing.assert_array_equal(np.asarray(back), data)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("offset", [1, 7, 64])
+def test_cuda_copies_from_and_to_unaligned_host_memory(offset, staging):
+    nbytes = 9 * MiB + 3
+    data = np.random.default_rng(offset).integers(0, 255, nbytes + offset, dtype=np.uint8)
+    host = xrt.asarray(data)[offset:]
+    x = host.to_device("cuda:0")
+    out = xrt.empty((nbytes + offset,), dtype=xrt.uint8)
+    np.from_dlpack(out)[...] = 0
+    xrt._core._cuda_copy_into(out[offset:], x)
+    got = np.from_dlpack(out)
+    np.testing.assert_array_equal(got[offset:], data[offset:])
+    assert not got[:offset].any()  # nothing written before the view
 
 
 @pytest.mark.cuda
@@ -692,3 +713,8 @@ def test_cuda_pinned_tensors():
     np.testing.assert_array_equal(np.from_dlpack(back), data)
     stats = xrt.cuda.pinned_memory_stats()
     assert stats["allocated_bytes.all.current"] >= n
+    del back, junk
+    xrt.cuda.empty_cache()  # waits for the copies' events, then frees the pinned buffers
+    stats = xrt.cuda.pinned_memory_stats()
+    assert stats["allocated_bytes.all.current"] == 0
+    assert stats["reserved_bytes.all.current"] == 0

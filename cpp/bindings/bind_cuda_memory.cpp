@@ -153,6 +153,7 @@ void bind_cuda_memory(nb::module_& m) {
   m.def("_cuda_pinned_memory_stats",
         [](int device) { return stats_dict(cuda::pinned_memory_stats(device)); });
   m.def("_cuda_set_staging_threshold", &cuda::set_staging_threshold);
+  m.def("_cuda_set_staging_streaming_stores", &cuda::set_staging_streaming_stores);
   m.def("_cuda_copy_into", [](nb::handle dst, nb::handle src) {
     copy_into(tensor_arg(dst, "dst"), tensor_arg(src, "src"));
   });

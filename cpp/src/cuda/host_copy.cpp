@@ -7,6 +7,10 @@
 #include <mutex>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "cpu/thread_pool.h"
 #include "cuda/pinned_memory.h"
 #include "cuda/runtime.h"
@@ -20,10 +24,11 @@ namespace {
 constexpr size_t kDefaultThreshold = size_t{4} << 20;
 constexpr size_t kChunk = size_t{8} << 20;
 constexpr int kSlots = 4;
-constexpr int64_t kCopyGrain = int64_t{1} << 20;
+constexpr int64_t kCopyGrain = int64_t{256} << 10;  // 32 tasks per chunk: all cores copy
 constexpr size_t kMinChunk = size_t{1} << 20;
 
 std::atomic<size_t> threshold{kDefaultThreshold};
+std::atomic<bool> streaming_stores{true};
 
 // Events the staging loops wait on, reused between copies (per device: events belong to
 // a context).
@@ -44,10 +49,43 @@ CUevent take_event(int device) {
   return e;
 }
 
+// Note: streaming (non-temporal) stores send the copy to memory without reading the
+// destination first or keeping it in cache: the copy engine then reads a staging chunk
+// from memory rather than snooping it out of the CPU's caches, and the caches keep what
+// the program was using.
+void copy_streaming(char* dst, const char* src, size_t n) {
+#if defined(__SSE2__)
+  size_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
+  if (head > n) head = n;
+  std::memcpy(dst, src, head);
+  dst += head;
+  src += head;
+  n -= head;
+  size_t body = n & ~size_t{63};
+  for (size_t i = 0; i < body; i += 64) {
+    __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 16));
+    __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 32));
+    __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 48), d);
+  }
+  _mm_sfence();  // the stores are visible before the copy engine is told to read
+  std::memcpy(dst + body, src + body, n - body);
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
+
 void host_copy(void* dst, const void* src, size_t nbytes) {
+  bool streaming = streaming_stores.load(std::memory_order_relaxed);
   cpu::parallel_for(int64_t(nbytes), kCopyGrain, [&](int64_t begin, int64_t end) {
-    std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin,
-                size_t(end - begin));
+    char* to = static_cast<char*>(dst) + begin;
+    const char* from = static_cast<const char*>(src) + begin;
+    if (streaming) copy_streaming(to, from, size_t(end - begin));
+    else std::memcpy(to, from, size_t(end - begin));
   });
 }
 
@@ -93,6 +131,8 @@ void set_staging_threshold(size_t nbytes) {
 }
 
 size_t staging_threshold() { return threshold.load(); }
+
+void set_staging_streaming_stores(bool on) { streaming_stores.store(on); }
 
 void copy_host_to_device(CUdeviceptr dst, const void* src, size_t nbytes, int device,
                          CUstream stream) {
