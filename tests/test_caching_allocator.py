@@ -658,7 +658,7 @@ def test_cuda_stream_ordered_mode(how):
 
 @pytest.fixture(params=["streaming", "memcpy", "off"])
 def staging(request):
-    """Staged copies with streaming stores or memcpy, or the driver's own."""
+    """Staged copies (host->device with streaming stores or memcpy), or the driver's."""
     _core = xrt._core
     _core._cuda_set_staging_threshold((1 << 64) - 1 if request.param == "off" else 0)
     _core._cuda_set_staging_streaming_stores(request.param != "memcpy")

@@ -67,7 +67,8 @@ MemoryStats pinned_memory_stats(int device);
 /// (0 restores the default; SIZE_MAX turns staging off). For benchmarks and tests.
 void set_staging_threshold(size_t nbytes);
 size_t staging_threshold();
-/// Whether staging writes with streaming (non-temporal) stores (the default) or memcpy.
+/// Whether host->device staging writes its pinned chunks with streaming (non-temporal)
+/// stores (the default) or memcpy.
 void set_staging_streaming_stores(bool on);
 
 }  // namespace xrt::cuda

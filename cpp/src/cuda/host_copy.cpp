@@ -49,10 +49,12 @@ CUevent take_event(int device) {
   return e;
 }
 
-// Note: streaming (non-temporal) stores send the copy to memory without reading the
-// destination first or keeping it in cache: the copy engine then reads a staging chunk
-// from memory rather than snooping it out of the CPU's caches, and the caches keep what
-// the program was using.
+// Note: host->device staging writes the pinned chunk with streaming (non-temporal)
+// stores: they go to memory without reading the destination first or staying in cache,
+// so the copy engine reads the chunk from memory rather than snooping it out of the CPU's
+// caches. Measured on the H100 host, 256 MiB pageable->device: 45.6 GB/s with them, 44.5
+// with memcpy; 32 MiB: 41.4 against 28.0. Device->host staging keeps memcpy, which was
+// faster there (53.0 against 47.9 GB/s at 256 MiB): its destination is the caller's.
 void copy_streaming(char* dst, const char* src, size_t n) {
 #if defined(__SSE2__)
   size_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
@@ -79,8 +81,7 @@ void copy_streaming(char* dst, const char* src, size_t n) {
 #endif
 }
 
-void host_copy(void* dst, const void* src, size_t nbytes) {
-  bool streaming = streaming_stores.load(std::memory_order_relaxed);
+void host_copy(void* dst, const void* src, size_t nbytes, bool streaming) {
   cpu::parallel_for(int64_t(nbytes), kCopyGrain, [&](int64_t begin, int64_t end) {
     char* to = static_cast<char*>(dst) + begin;
     const char* from = static_cast<const char*>(src) + begin;
@@ -153,7 +154,8 @@ void copy_host_to_device(CUdeviceptr dst, const void* src, size_t nbytes, int de
     bool reused = k >= size_t(kSlots);
     Staging::Slot& s = staging.slot(k);
     if (reused) XRT_CU(cuEventSynchronize, s.event);  // its last chunk is on the device
-    host_copy(s.buffer.data(), from + offset, len);
+    host_copy(s.buffer.data(), from + offset, len,
+              streaming_stores.load(std::memory_order_relaxed));
     check(api.cuMemcpyHtoDAsync(dst + offset, s.buffer.data(), len, stream),
           "cuMemcpyHtoDAsync");
     XRT_CU(cuEventRecord, s.event, stream);
@@ -188,7 +190,7 @@ void copy_device_to_host(void* dst, CUdeviceptr src, size_t nbytes, int device,
     auto [offset, len] = span(done);
     Staging::Slot& s = staging.slot(done);
     XRT_CU(cuEventSynchronize, s.event);
-    host_copy(to + offset, s.buffer.data(), len);
+    host_copy(to + offset, s.buffer.data(), len, false);
   }
 }
 
