@@ -363,16 +363,58 @@ def test_a_released_pool_gives_segments_back_as_their_blocks_are_freed():
     assert alloc.snapshot() == []
 
 
-def test_private_pool_misuse_is_a_ValueError():
+def test_private_pool_misuse():
     alloc = Fake(GiB)
     alloc.begin_private_pool(1, 5)
     with pytest.raises(ValueError):
         alloc.begin_private_pool(2, 5)  # the stream is taken
     with pytest.raises(ValueError):
-        alloc.end_private_pool(3)
+        alloc.begin_private_pool(1, 6)  # the pool is open
+    alloc.end_private_pool(3)  # unknown ids: nothing to do (a graph cleans up liberally)
     alloc.release_private_pool(1)
-    with pytest.raises(ValueError):
-        alloc.release_private_pool(1)
+    alloc.release_private_pool(1)
+    alloc.begin_private_pool(2, 5)  # the stream is free again
+
+
+def test_a_released_pool_id_can_name_a_new_pool_while_old_blocks_live():
+    alloc = Fake(GiB)
+    alloc.begin_private_pool(1, 5)
+    old = alloc.malloc(1000, stream=5)
+    alloc.release_private_pool(1)  # the graph was reset; `old` is still alive
+    alloc.begin_private_pool(1, 5)  # it captures again
+    new = alloc.malloc(1000, stream=5)
+    assert segment_of(alloc, new)["address"] != segment_of(alloc, old)["address"]
+    alloc.free(old)  # the old pool's segment goes back
+    alloc.end_private_pool(1)
+    assert {s["private_pool"] for s in alloc.snapshot()} == {1}
+    assert len(alloc.snapshot()) == 1
+    alloc.free(new)
+    alloc.release_private_pool(1)
+    assert alloc.snapshot() == []
+
+
+def test_no_event_work_while_a_capture_is_underway():
+    alloc = Fake(GiB)
+    p = alloc.malloc(4 * MiB, stream=1)
+    alloc.record_stream(p, 2)
+    alloc.free(p)  # an event now: no capture yet
+    q = alloc.malloc(4 * MiB, stream=3)
+    alloc.record_stream(q, 2)
+    alloc.complete(2)
+    alloc.begin_private_pool(9, 7)
+    alloc.malloc(1000, stream=1)  # would have processed p's event
+    assert blocks_of(alloc)[p][1] == "pending"
+    alloc.free(q)  # its event waits for the end of the capture
+    assert alloc.events_pending == 0
+    assert blocks_of(alloc)[q][1] == "pending"
+    alloc.empty_cache()  # no waits during a capture
+    assert alloc.event_waits == 0 and alloc.synchronizations == 0
+    alloc.end_private_pool(9)
+    assert alloc.events_pending == 1  # q's event, recorded now
+    alloc.complete(2)
+    alloc.malloc(1000, stream=1)
+    states = blocks_of(alloc)
+    assert states[p][1] == "free" and states[q][1] == "free"
 
 
 # ---- Random sequences ----------------------------------------------------------------

@@ -141,12 +141,14 @@ def get_allocator():
 
 
 def record_stream(tensor, stream):
-    """Marks tensor as used on stream (a CUstream handle as int, or an object with a
-    ``handle`` attribute): its memory is reused only after the work queued there before
-    the tensor is freed has run."""
-    handle = getattr(stream, "handle", stream)
+    """Marks tensor as used on stream (a ``Stream``, any object with ``__cuda_stream__``,
+    or a CUstream handle as int): its memory is reused only after the work queued there
+    before the tensor is freed has run."""
+    handle = stream
+    if hasattr(stream, "__cuda_stream__"):
+        handle = stream.__cuda_stream__()[1]
     if isinstance(handle, bool) or not isinstance(handle, int):
-        raise TypeError("stream must be a stream handle (int) or have a .handle")
+        raise TypeError("stream must be a Stream, have __cuda_stream__, or be a handle (int)")
     _core._cuda_record_stream(tensor, handle)
 
 

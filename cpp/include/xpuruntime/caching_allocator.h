@@ -172,11 +172,13 @@ class CachingAllocator {
   const std::string& device_name() const;
 
   /// Routes stream's allocations to private pool id (created on first use) until
-  /// end_private_pool(id). One stream per pool at a time.
+  /// end_private_pool(id). One open pool per stream; ValueError otherwise. While a pool is
+  /// open (a capture is underway) the allocator neither queries nor waits for events.
   void begin_private_pool(PoolId id, StreamId stream);
-  void end_private_pool(PoolId id);
+  void end_private_pool(PoolId id);  // nothing for an id that is not open
   /// The pool's owner (a graph) is gone: its free segments go back to the device now, the
-  /// others when their last block is freed.
+  /// others when their last block is freed; id may name a new pool at once. Nothing for
+  /// an unknown id.
   void release_private_pool(PoolId id);
 
   /// The size a request takes (rounded), and the segment a fresh request of it would get.

@@ -151,7 +151,9 @@ struct CachingAllocator::State {
   std::vector<CachedBlock*> spare_blocks;
   std::map<uintptr_t, CachedBlock*> segments;  // first block of each segment
   std::map<PoolId, std::unique_ptr<PrivatePool>> private_pools;
+  std::vector<std::unique_ptr<PrivatePool>> released_pools;  // until their last segment goes
   std::vector<PrivatePool*> open_pools;
+  std::vector<CachedBlock*> deferred;  // freed during a capture, used on other streams
   std::vector<std::pair<RawMemory::Event, CachedBlock*>> pending;
   std::vector<RawMemory::Event> spare_events;
   MemoryStats stats;
@@ -254,7 +256,47 @@ struct CachingAllocator::State {
 
   // A released private pool goes once its last segment has.
   void drop_if_done(PrivatePool* p) {
-    if (p->released && p->segments == 0) private_pools.erase(p->id);
+    if (!p->released || p->segments > 0) return;
+    auto it = std::find_if(released_pools.begin(), released_pools.end(),
+                           [p](const auto& q) { return q.get() == p; });
+    if (it != released_pools.end()) released_pools.erase(it);
+  }
+
+  // Note: while a graph captures, nothing may wait on the host or query events (the global
+  // capture mode forbids it), so pending events are left alone and events for blocks used on
+  // other streams are recorded once the capture is over, as PyTorch does.
+  bool capturing() const { return !open_pools.empty(); }
+
+  // The block was used on other streams: an event on each, and it waits for them all.
+  void record_uses(CachedBlock* b) {
+    for (StreamId stream : b->stream_uses) {
+      RawMemory::Event event = take_event();
+      ++b->pending_events;
+      try {
+        raw.record_event(event, stream);
+      } catch (...) {
+        // Note: without its event there is no telling when the other stream is done with
+        // the block: it stays out of circulation (a leak, not a corruption).
+        spare_events.push_back(event);
+        b->stream_uses.clear();
+        throw;
+      }
+      pending.emplace_back(event, b);
+    }
+    b->stream_uses.clear();  // keeps the capacity for the next record_stream
+  }
+
+  void record_deferred() {
+    auto blocks = std::move(deferred);
+    deferred.clear();
+    for (CachedBlock* b : blocks) {
+      --b->pending_events;
+      try {
+        record_uses(b);
+      } catch (...) {
+        ++b->pending_events;  // leaked, see record_uses
+      }
+    }
   }
 
   // The block is no longer allocated nor awaited: merge with free neighbours and file it
@@ -333,8 +375,10 @@ struct CachingAllocator::State {
 
   // Everything the cache holds that nothing uses goes back to the device.
   void release_cached() {
-    wait_for_events();
-    raw.synchronize();
+    if (!capturing()) {
+      wait_for_events();
+      raw.synchronize();
+    }
     free_unsplit(small);
     free_unsplit(large);
     // A private pool belongs to its graph until released (and then empties as it goes).
@@ -358,16 +402,11 @@ struct CachingAllocator::State {
            ". Free tensors, or see memory_summary().";
   }
 
-  PrivatePool& private_pool(PoolId id) {
-    auto it = private_pools.find(id);
-    if (it == private_pools.end())
-      throw ValueError("no private memory pool " + std::to_string(id) + " on " + device_name);
-    return *it->second;
-  }
 
   void close(PrivatePool& p) {
     p.open = false;
     open_pools.erase(std::find(open_pools.begin(), open_pools.end(), &p));
+    if (!capturing() && !deferred.empty()) record_deferred();
   }
 };
 
@@ -383,6 +422,10 @@ CachingAllocator::~CachingAllocator() {
     s.free_unsplit(s.small);
     s.free_unsplit(s.large);
     for (auto& [id, p] : s.private_pools) {
+      s.free_unsplit(p->small);
+      s.free_unsplit(p->large);
+    }
+    for (auto& p : s.released_pools) {
       s.free_unsplit(p->small);
       s.free_unsplit(p->large);
     }
@@ -409,7 +452,7 @@ CachedBlock* CachingAllocator::allocate(size_t nbytes, StreamId stream) {
     ++s.stats.num_ooms;
     throw OutOfMemoryError(s.oom_message(nbytes));
   }
-  if (!s.pending.empty()) s.process_events();
+  if (!s.pending.empty() && !s.capturing()) s.process_events();
   size_t size = round_size(nbytes);
   Pool& pool = s.pool_for(size, stream);
   CachedBlock* b = s.take_free(pool, stream, size);
@@ -458,21 +501,12 @@ void CachingAllocator::free(CachedBlock* b) {
   decrease(s.stats.allocated_bytes, k, int64_t(b->size));
   decrease(s.stats.requested_bytes, k, int64_t(b->requested));
   if (!b->stream_uses.empty()) {
-    for (StreamId stream : b->stream_uses) {
-      RawMemory::Event event = s.take_event();
+    if (s.capturing()) {
       ++b->pending_events;
-      try {
-        s.raw.record_event(event, stream);
-      } catch (...) {
-        // Note: without its event there is no telling when the other stream is done with
-        // the block: it stays out of circulation (a leak, not a corruption).
-        s.spare_events.push_back(event);
-        b->stream_uses.clear();
-        throw;
-      }
-      s.pending.emplace_back(event, b);
+      s.deferred.push_back(b);
+    } else {
+      s.record_uses(b);
     }
-    b->stream_uses.clear();  // keeps the capacity for the next record_stream
     return;
   }
   s.release_block(b);
@@ -584,8 +618,6 @@ void CachingAllocator::begin_private_pool(PoolId id, StreamId stream) {
                        s.device_name);
   auto& pool = s.private_pools[id];
   if (!pool) pool = std::make_unique<PrivatePool>(id, &s.nodes);
-  if (pool->released)
-    throw ValueError("private memory pool " + std::to_string(id) + " was released");
   pool->stream = stream;
   pool->open = true;
   s.open_pools.push_back(pool.get());
@@ -594,19 +626,25 @@ void CachingAllocator::begin_private_pool(PoolId id, StreamId stream) {
 void CachingAllocator::end_private_pool(PoolId id) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);
-  PrivatePool& p = s.private_pool(id);
-  if (p.open) s.close(p);
+  auto it = s.private_pools.find(id);
+  if (it != s.private_pools.end() && it->second->open) s.close(*it->second);
 }
 
 void CachingAllocator::release_private_pool(PoolId id) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);
-  PrivatePool& p = s.private_pool(id);
-  if (p.open) s.close(p);
-  p.released = true;
-  s.free_unsplit(p.small);
-  s.free_unsplit(p.large);
-  s.drop_if_done(&p);
+  auto it = s.private_pools.find(id);
+  if (it == s.private_pools.end()) return;
+  PrivatePool* p = it->second.get();
+  if (p->open) s.close(*p);
+  p->released = true;
+  // Note: moved aside, so the id can name a fresh pool (a graph captures again after reset)
+  // while blocks of the old one are still alive.
+  s.released_pools.push_back(std::move(it->second));
+  s.private_pools.erase(it);
+  s.free_unsplit(p->small);
+  s.free_unsplit(p->large);
+  s.drop_if_done(p);
 }
 
 }  // namespace xrt

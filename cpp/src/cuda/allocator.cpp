@@ -30,14 +30,6 @@ std::mutex setup_mutex;
 std::atomic<int> chosen_kind{-1};
 std::atomic<bool> allocated{false};
 
-void check_device(int device) {
-  int n = device_count();
-  if (n == 0) driver();  // CudaError saying why
-  if (device < 0 || device >= n)
-    throw ValueError("cuda:" + std::to_string(device) + " does not exist (this machine has " +
-                     std::to_string(n) + " CUDA device" + (n == 1 ? "" : "s") + ")");
-}
-
 // -1: the calling thread's current device.
 int resolve(int device) { return device == -1 ? current_device() : device; }
 
@@ -230,6 +222,17 @@ void release_private_pool(int device, PoolId id) {
   device = resolve(device);
   if (allocator_kind() == AllocatorKind::StreamOrdered) return check_device(device);
   caching(device).release_private_pool(id);
+}
+
+// The graph helper's names for the private pools (cuda/graph.cpp).
+void begin_capture_pool(int device, uint64_t graph_id, CUstream stream) {
+  begin_private_pool(device, graph_id, reinterpret_cast<StreamHandle>(stream));
+}
+
+void end_capture_pool(int device, uint64_t graph_id) { end_private_pool(device, graph_id); }
+
+void release_capture_pool(int device, uint64_t graph_id) {
+  release_private_pool(device, graph_id);
 }
 
 }  // namespace xrt::cuda

@@ -1,6 +1,8 @@
 // cpp/src/cuda/backend.cpp: the CUDA backend as the core sees it (allocation, copies between
 // host and device, synchronisation), and the registration of the CUDA kernels.
 #include "cuda/allocator.h"
+#include "cuda/device_info.h"
+#include "cuda/graph.h"
 #include "cuda/host_copy.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/backend.h"
@@ -23,11 +25,15 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   if (dst_device.is_cpu()) {
     int device = src_device.index;
     activate(device);
-    copy_device_to_host(dst, dptr(src), nbytes, device, current_stream(device));
+    CUstream stream = current_stream(device);
+    refuse_if_capturing(stream, "copying from the device to the host");
+    copy_device_to_host(dst, dptr(src), nbytes, device, stream);
   } else if (src_device.is_cpu()) {
     int device = dst_device.index;
     activate(device);
-    copy_host_to_device(dptr(dst), src, nbytes, device, current_stream(device));
+    CUstream stream = current_stream(device);
+    refuse_if_capturing(stream, "copying from the host to the device");
+    copy_host_to_device(dptr(dst), src, nbytes, device, stream);
   } else if (src_device == dst_device) {
     activate(dst_device.index);
     check(api.cuMemcpyDtoDAsync(dptr(dst), dptr(src), nbytes, current_stream(dst_device.index)),
@@ -41,10 +47,7 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   }
 }
 
-void synchronize(Device device) {
-  activate(device.index);
-  XRT_CU(cuCtxSynchronize);
-}
+void synchronize(Device device) { synchronize_device(device.index); }
 
 const char* unavailable_reason() {
   const Status& st = status();

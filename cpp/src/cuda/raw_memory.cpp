@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include "cuda/graph.h"
 #include "cuda/runtime.h"
 
 namespace xrt::cuda {
@@ -50,6 +51,7 @@ void* DeviceMemory::allocate(size_t nbytes) {
   }
   if (nbytes > total_) return nullptr;  // the driver may call that an invalid value
   CUdeviceptr ptr = 0;
+  RelaxedCaptureMode relaxed;  // not a stream operation: allowed while a graph captures
   CUresult result = driver().cuMemAlloc(&ptr, nbytes);
   if (result == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
   check(result, "cuMemAlloc");
@@ -58,6 +60,7 @@ void* DeviceMemory::allocate(size_t nbytes) {
 
 void DeviceMemory::free(void* ptr, size_t) {
   activate(device_);
+  RelaxedCaptureMode relaxed;
   XRT_CU(cuMemFree, reinterpret_cast<CUdeviceptr>(ptr));
 }
 
