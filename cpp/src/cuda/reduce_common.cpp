@@ -23,6 +23,12 @@ bool accumulates_directly(DType in, DType out, bool mean) {
   }
 }
 
+int64_t sum_accumulator_size(DType out) {
+  if (out == DType::Float16 || out == DType::BFloat16) return 4;
+  if (is_integer(out) || out == DType::Bool) return 8;
+  return static_cast<int64_t>(itemsize(out));
+}
+
 Tensor cast_on_device(const Tensor& x, DType dtype) {
   Tensor cast = empty(x.shape(), dtype, x.device());
   copy_into(cast, x);

@@ -17,6 +17,10 @@ inline constexpr int kReduceBlock = 256;  // kBlock of reduce.cuh and scan.cuh
 /// (an explicit dtype=) cast the input first, as the CPU kernels do.
 bool accumulates_directly(DType in, DType out, bool mean);
 
+/// sizeof the accumulator of a sum, product or scan whose result is `out` (reducers.cuh's
+/// wide<>: 64-bit integers, float32 for the 16-bit floats).
+int64_t sum_accumulator_size(DType out);
+
 /// x converted to dtype, on x's device (through the copy op).
 Tensor cast_on_device(const Tensor& x, DType dtype);
 

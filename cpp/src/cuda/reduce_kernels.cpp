@@ -13,10 +13,11 @@
 //   block, with 16-byte loads along contiguous runs: rows, full reductions, and the general
 //   strided case (lanes stride through any layout; slow, but no copy).
 // Note [Deterministic reductions]: a walk of at least kMinSplitWork elements that leaves
-// too few threads to fill the device splits each output's elements into pieces by sizes and the device's multiprocessor count
-// alone (a full reduction: one piece per resident block, one wave); the pieces' partial
-// accumulators go to a scratch buffer and a second launch combines them in order. No float
-// atomics anywhere, so the same input gives the same bits on the same device, every time.
+// too few threads to fill the device splits each output's elements into pieces by sizes
+// and the device's multiprocessor count alone (a full reduction: one piece per resident
+// block, one wave); the pieces' partial accumulators go to a scratch buffer and a second
+// launch combines them in order. No float atomics anywhere, so the same input gives the
+// same bits on the same device model every time (another SM count may split differently).
 // Float sums differ from the CPU's in rounding (another order of additions), except where
 // both add in order (short reductions; columns too small to split); integers, max/min,
 // argmax/argmin and all/any/count_nonzero are exact.
@@ -41,6 +42,7 @@ constexpr int64_t kSequential = 64;   // reductions this short run in order, a t
 constexpr int64_t kThreadsPerSm = 2048;
 constexpr int64_t kMinSplitWork = 1 << 20;  // elements in all below which nothing splits
 constexpr int64_t kMaxOuterSplits = 512;
+constexpr int64_t kMaxGrid = int64_t(1) << 30;  // blocks of one launch (walks loop beyond)
 
 /// Merged dimensions with byte strides (at least one dimension).
 struct Box {
@@ -211,7 +213,7 @@ void Launcher::outer(const Spec& spec, const Problem& p, char* out, bool may_spl
   }
   std::vector<uint64_t> args = pack(p, spec, target_out, nout, splits, piece);
   void* params[] = {args.data()};
-  unsigned blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(threads, kReduceBlock), 1 << 30));
+  auto blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(threads, kReduceBlock), kMaxGrid));
   launch(fn, {blocks, static_cast<unsigned>(splits)}, {kReduceBlock}, 0, stream, params);
   if (splits > 1) {
     Box kept{Dims{nout}, Dims{spec.acc_size}, nout};
@@ -224,7 +226,8 @@ void Launcher::inner(const Spec& spec, const Problem& p, char* out, bool may_spl
   int64_t nout = p.kept.numel, count = p.reduced.numel;
   int rnd = p.reduced.shape.size();
   int64_t run = p.reduced.shape.back();
-  int vec = p.reduced.strides.back() == p.in_size && p.in_size <= 8 ? static_cast<int>(16 / p.in_size) : 1;
+  bool contiguous = p.reduced.strides.back() == p.in_size && p.in_size <= 8;
+  int vec = contiguous ? static_cast<int>(16 / p.in_size) : 1;
   int64_t target = sm_count(device) * kThreadsPerSm;
   bool warp = nout * 32 >= target || count <= 32 * vec * kUnroll * 4;
   Shape s{Walk::Inner, p.kept.shape.size(), rnd, vec, warp ? 32 : kReduceBlock};
@@ -238,7 +241,8 @@ void Launcher::inner(const Spec& spec, const Problem& p, char* out, bool may_spl
   if (may_split && !warp && nout * count >= kMinSplitWork) {
     int64_t wave = int64_t(sm_count(device)) * resident_blocks(fn);
     if (nout < wave)
-      splits = std::clamp<int64_t>(ceil_div(wave, nout), 1, std::max<int64_t>(1, units / min_piece));
+      splits = std::clamp<int64_t>(ceil_div(wave, nout), 1,
+                                   std::max<int64_t>(1, units / min_piece));
   }
   int64_t piece = ceil_div(units, std::max<int64_t>(splits, 1));
   if (rnd == 1) piece = ceil_div(piece, 16) * 16;  // pieces start at the same alignment
@@ -252,7 +256,8 @@ void Launcher::inner(const Spec& spec, const Problem& p, char* out, bool may_spl
   std::vector<uint64_t> args = pack(p, spec, target_out, nout, splits, piece);
   void* params[] = {args.data()};
   int64_t per_block = warp ? kReduceBlock / 32 : 1;
-  unsigned blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(nout * splits, per_block), 1 << 30));
+  auto blocks =
+      static_cast<unsigned>(std::min<int64_t>(ceil_div(nout * splits, per_block), kMaxGrid));
   launch(fn, {blocks}, {kReduceBlock}, 0, stream, params);
   if (splits > 1) {
     Box kept{Dims{nout}, Dims{splits * spec.acc_size}, nout};
@@ -300,13 +305,6 @@ void reduce_into(const Spec& spec, const Tensor& x, const KernelCall& call, bool
 
 std::string type_of(DType d) { return device_type(d); }
 
-// Bytes of the accumulator of a sum or product whose result is `out`.
-int64_t wide_size(DType out) {
-  if (out == DType::Float16 || out == DType::BFloat16) return 4;
-  if (is_integer(out) || out == DType::Bool) return 8;
-  return static_cast<int64_t>(itemsize(out));
-}
-
 template <const char* Family> void accumulate_kernel(const KernelCall& call) {
   constexpr bool mean = Family[0] == 'M';
   const Tensor& x = call.in(0);
@@ -320,7 +318,7 @@ template <const char* Family> void accumulate_kernel(const KernelCall& call) {
   spec.reducer = std::string("xrt::reduce::") + Family + "<" + type_of(x.dtype()) + ", " +
                  type_of(out) + ">";
   spec.in_size = static_cast<int64_t>(x.itemsize());
-  spec.acc_size = wide_size(out);
+  spec.acc_size = sum_accumulator_size(out);
   reduce_into(spec, x, call, false);
 }
 
@@ -377,7 +375,8 @@ template <bool Root> void moment_kernel(const KernelCall& call) {
   Problem p = problem_of(x, call.attrs->axes, false);
   Launcher launcher = launcher_for(call.out());
   int64_t nout = p.kept.numel;
-  Tensor means = device_scratch(std::max<int64_t>(1, nout) * int64_t(itemsize(m)), call.out().device());
+  Tensor means =
+      device_scratch(std::max<int64_t>(1, nout) * int64_t(itemsize(m)), call.out().device());
   Spec mean;
   mean.reducer = "xrt::reduce::Mean<" + type_of(x.dtype()) + ", " + type_of(m) + ">";
   mean.in_size = static_cast<int64_t>(x.itemsize());
@@ -431,8 +430,8 @@ struct ReductionEntry {
 };
 
 const ReductionEntry kReductions[] = {
-    {"sum", accumulate_kernel<kSum>, "warp/block per row or thread per column; split, fixed order"},
-    {"prod", accumulate_kernel<kProd>, "warp/block per row or thread per column; split, fixed order"},
+    {"sum", accumulate_kernel<kSum>, "warp/block per row or thread per column, fixed order"},
+    {"prod", accumulate_kernel<kProd>, "warp/block per row or thread per column, fixed order"},
     {"mean", accumulate_kernel<kMean>, "sum in a fixed order, divided once"},
     {"max", extremum_kernel<true>, "NaN-propagating, any layout"},
     {"min", extremum_kernel<false>, "NaN-propagating, any layout"},
@@ -476,7 +475,7 @@ std::vector<KernelSample> reduce_samples() {
           continue;
         sums.push_back(contiguous(spec_of(std::string("xrt::reduce::") + family + "<" +
                                               type_of(in) + ", " + type_of(out) + ">",
-                                          in, wide_size(out))));
+                                          in, sum_accumulator_size(out))));
       }
   for (int a = 0; a < kNumDTypes; ++a) {
     DType d = DType(a);

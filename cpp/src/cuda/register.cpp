@@ -7,6 +7,8 @@ namespace xrt {
 
 void register_cuda_kernels(KernelRegistry& registry) {
   cuda::register_copy_kernels(registry);
+  cuda::register_reduction_kernels(registry);
+  cuda::register_scan_kernels(registry);
   cuda::register_matmul_kernels(registry);
   cuda::register_host_fallback_kernels(registry);  // last resort, lowest priority
 }

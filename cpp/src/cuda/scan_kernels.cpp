@@ -87,12 +87,6 @@ Lines lines_of(const Tensor& x, const Tensor& out, int axis) {
   return l;
 }
 
-int64_t wide_size(DType out) {
-  if (out == DType::Float16 || out == DType::BFloat16) return 4;
-  if (is_integer(out) || out == DType::Bool) return 8;
-  return static_cast<int64_t>(itemsize(out));
-}
-
 int items_for(int64_t acc_size) { return acc_size > 8 ? 8 : 16; }
 
 /// Whether every line starts at a multiple of `bytes` and steps by one element.
@@ -127,7 +121,7 @@ template <bool Product> void scan_kernel(const KernelCall& call) {
   int64_t target = int64_t(sm_count(device)) * 2048;
   bool side_by_side = in_step != in_item && lines.in_strides.back() == in_item &&
                       lines.count * 4 >= target;
-  int64_t acc_size = wide_size(out_dtype);
+  int64_t acc_size = sum_accumulator_size(out_dtype);
   ScanShape s{!(length <= kShortLine || side_by_side), lines.shape.size()};
   if (s.tiles) {
     s.items = items_for(acc_size);
@@ -192,7 +186,7 @@ std::vector<KernelSample> scan_samples() {
     for (int b = 0; b < kNumDTypes; ++b) {
       DType in = DType(a), out = DType(b);
       if (!accumulates_directly(in, out, false)) continue;
-      int items = items_for(wide_size(out));
+      int items = items_for(sum_accumulator_size(out));
       int vec = std::min<int>(items, static_cast<int>(16 / itemsize(in)));
       bool vstore = vec * itemsize(out) <= 16;
       add(std::string("xrt::reduce::Sum<") + device_type(in) + ", " + device_type(out) + ">",
