@@ -23,6 +23,12 @@ def same(got, want):
     np.testing.assert_array_equal(host(got), np.from_dlpack(want))
 
 
+# Ops whose CUDA kernels round differently from the CPU's (cuBLAS, device libm, another
+# summation order); everything else must match bit for bit.
+APPROXIMATE = {"matmul", "linalg.inv", "linalg.det", "linalg.eigh", "linalg.solve", "fft.fft",
+               "fft.rfft", "exp", "mean axis 1", "var", "sum axis 0"}
+
+
 @pytest.mark.skipif("xrt.cuda.is_available()")
 def test_cuda_tensor_without_cuda_says_why():
     with pytest.raises(xrt.CudaError, match="not available"):
@@ -75,7 +81,10 @@ def test_cuda_matches_cpu(name):
     make = CASES[name]
     want = make(xrt.asarray)
     got = make(gpu)
-    same(got, want)
+    if name in APPROXIMATE:
+        np.testing.assert_allclose(host(got), np.from_dlpack(want), rtol=1e-6, atol=1e-12)
+    else:
+        same(got, want)
 
 
 @pytest.mark.cuda
