@@ -4,4 +4,7 @@
 
 namespace xrt::cuda {
 
+/// The CPU kernel on host copies, for every op the CPU has (Note [Host fallback]).
+void register_host_fallback_kernels(KernelRegistry& registry);
+
 }  // namespace xrt::cuda

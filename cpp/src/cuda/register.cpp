@@ -6,7 +6,7 @@
 namespace xrt {
 
 void register_cuda_kernels(KernelRegistry& registry) {
-  (void)registry;
+  cuda::register_host_fallback_kernels(registry);  // last resort, lowest priority
 }
 
 }  // namespace xrt

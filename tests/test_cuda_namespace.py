@@ -1,0 +1,122 @@
+"""tests/test_cuda_namespace.py: the namespace on CUDA tensors gives the CPU's results, for
+every family (native kernels where they exist, the host fallback elsewhere), and the CPU's
+errors. Needs a GPU; the CPU-only part checks the error without one."""
+
+import numpy as np
+import pytest
+
+import xpuruntime as xrt
+
+rng = np.random.default_rng(3)
+
+
+def gpu(a):
+    return xrt.asarray(a, device="cuda:0")
+
+
+def host(t):
+    assert str(t.device) == "cuda:0", t.device
+    return np.from_dlpack(t.to_device("cpu"))
+
+
+def same(got, want):
+    np.testing.assert_array_equal(host(got), np.from_dlpack(want))
+
+
+@pytest.mark.skipif("xrt.cuda.is_available()")
+def test_cuda_tensor_without_cuda_says_why():
+    with pytest.raises(xrt.CudaError, match="not available"):
+        xrt.asarray([1.0], device="cuda:0")
+
+
+A = rng.standard_normal((5, 7)).astype(np.float32)
+M = rng.standard_normal((4, 4)) + 4 * np.eye(4)
+I = rng.integers(-5, 5, size=20)
+
+CASES = {
+    "sum axis 0": lambda x: xrt.sum(x(A), axis=0),
+    "max": lambda x: xrt.max(x(A)),
+    "mean axis 1": lambda x: xrt.mean(x(A), axis=1),
+    "var": lambda x: xrt.var(x(A), correction=1),
+    "argmax": lambda x: xrt.argmax(x(A), axis=1),
+    "cumulative_sum": lambda x: xrt.cumulative_sum(x(I)),
+    "sort": lambda x: xrt.sort(x(A), axis=1),
+    "argsort descending": lambda x: xrt.argsort(x(I), descending=True),
+    "unique_values": lambda x: xrt.unique_values(x(I)),
+    "unique_counts": lambda x: xrt.unique_counts(x(I)).counts,
+    "searchsorted": lambda x: xrt.searchsorted(x(np.sort(I)), x(np.array([0, 3]))),
+    "nonzero": lambda x: xrt.nonzero(x(I))[0],
+    "where": lambda x: xrt.where(x(A) > 0, x(A), 0.0),
+    "mask getitem": lambda x: x(A)[x(A) > 0],
+    "integer getitem": lambda x: x(I)[x(np.array([3, 1, -1]))],
+    "slice getitem": lambda x: x(A)[1:4, ::-2],
+    "take": lambda x: xrt.take(x(A), x(np.array([0, 2])), axis=1),
+    "concat": lambda x: xrt.concat([x(A), x(A)], axis=0),
+    "flip": lambda x: xrt.flip(x(A), axis=1),
+    "roll": lambda x: xrt.roll(x(I), 3),
+    "tril": lambda x: xrt.tril(x(A)),
+    "matmul": lambda x: x(M) @ x(M),
+    "linalg.inv": lambda x: xrt.linalg.inv(x(M)),
+    "linalg.det": lambda x: xrt.linalg.det(x(M)),
+    "linalg.eigh": lambda x: xrt.linalg.eigh(x(M + M.T)).eigenvalues,
+    "linalg.solve": lambda x: xrt.linalg.solve(x(M), x(M[:, :1])),
+    "fft.fft": lambda x: xrt.fft.fft(x(A.astype(np.complex64))),
+    "fft.rfft": lambda x: xrt.fft.rfft(x(A)),
+    "exp": lambda x: xrt.exp(x(A)),
+    "add broadcast": lambda x: x(A) + x(A[0]),
+    "astype": lambda x: xrt.astype(x(A), xrt.int32),
+    "isin": lambda x: xrt.isin(x(I), x(np.array([1, 2]))),
+}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cuda_matches_cpu(name):
+    make = CASES[name]
+    want = make(xrt.asarray)
+    got = make(gpu)
+    same(got, want)
+
+
+@pytest.mark.cuda
+def test_setitem_on_cuda_views():
+    a = np.arange(24.0).reshape(4, 6)
+    x = gpu(a)
+    x[1:3, ::2] = -1.0
+    a[1:3, ::2] = -1.0
+    x[x > 20] = 0.0
+    a[a > 20] = 0.0
+    x[gpu(np.array([0, 3])), 1] = 7.0
+    a[[0, 3], 1] = 7.0
+    np.testing.assert_array_equal(host(x), a)
+
+
+@pytest.mark.cuda
+def test_inplace_operator_on_strided_cuda_view():
+    a = np.arange(12.0)
+    x = gpu(a)
+    v = x[::3]
+    v += 100.0
+    a[::3] += 100.0
+    np.testing.assert_array_equal(host(x), a)
+
+
+@pytest.mark.cuda
+def test_python_scalars_and_conversions_on_cuda():
+    x = gpu(np.array([1.5, -2.0]))
+    assert float(x[0]) == 1.5
+    assert int(gpu(np.array(7))) == 7
+    assert bool(gpu(np.array(True))) is True
+    same(x * 2, xrt.asarray(np.array([3.0, -4.0])))
+
+
+@pytest.mark.cuda
+def test_cuda_errors_match_cpu():
+    with pytest.raises(ValueError):
+        gpu(np.ones((2, 3))) + gpu(np.ones((4,)))
+    with pytest.raises(TypeError):
+        xrt.bitwise_and(gpu(np.ones(2)), gpu(np.ones(2)))
+    with pytest.raises(IndexError):
+        gpu(np.ones(3))[5]
+    with pytest.raises(ValueError, match="device"):
+        gpu(np.ones(2)) + xrt.asarray(np.ones(2))
