@@ -51,5 +51,6 @@ void bind_manipulation(nb::module_& m);
 void bind_creation(nb::module_& m);
 void bind_fft(nb::module_& m);
 void bind_linalg(nb::module_& m);
+void bind_cuda_elementwise(nb::module_& m);
 
 }  // namespace xrt::py

@@ -184,4 +184,5 @@ NB_MODULE(_core, m) {
   bind_indexing(m);
   bind_fft(m);
   bind_linalg(m);
+  bind_cuda_elementwise(m);
 }

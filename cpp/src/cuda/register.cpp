@@ -6,6 +6,7 @@
 namespace xrt {
 
 void register_cuda_kernels(KernelRegistry& registry) {
+  cuda::register_elementwise_kernels(registry);
   cuda::register_host_fallback_kernels(registry);  // last resort, lowest priority
 }
 
