@@ -70,7 +70,6 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
-    xrt._core._cuda_elementwise_warm(0, 16)
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"cupy {cp.__version__}")
     for log_n in (20, 28):

@@ -322,8 +322,8 @@ XRT_VIA_DOUBLE(ctanh)
 
 // ---- Trigonometric functions: f(z) from the hyperbolic ones at iz (Annex G) ---------------
 
-template <class R> XRT_FN Complex<R> times_i(Complex<R> z) { return {-z.im, z.re}; }
-template <class R> XRT_FN Complex<R> times_minus_i(Complex<R> z) { return {z.im, -z.re}; }
+template <class R> XRT_FN Complex<R> times_i(Complex<R> z) { return {flip_sign(z.im), z.re}; }
+template <class R> XRT_FN Complex<R> times_minus_i(Complex<R> z) { return {z.im, flip_sign(z.re)}; }
 
 template <class R> XRT_FN Complex<R> csin(Complex<R> z) {
   // glibc's choice where Annex G leaves the sign open: +inf for an infinite b and a not finite.

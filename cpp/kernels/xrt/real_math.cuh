@@ -111,7 +111,7 @@ template <> struct limits<double> {
   X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(cos) X(cosh) X(exp) X(expm1)        \
   X(log) X(log1p) X(log2) X(log10) X(sin) X(sinh) X(sqrt) X(tan) X(tanh) X(fabs) X(floor)  \
   X(ceil) X(trunc) X(rint)
-#define XRT_REAL_BINARY(X) X(atan2) X(hypot) X(pow) X(copysign) X(fmod) X(nextafter)
+#define XRT_REAL_BINARY(X) X(atan2) X(pow) X(copysign) X(fmod) X(nextafter)
 
 #define XRT_DEFINE_UNARY(fn)                               \
   XRT_FN float fn(float x) { return ::fn##f(x); }          \
@@ -133,6 +133,22 @@ template <class R> XRT_FN bool isinf(R x) {
   return x == limits<R>::infinity() || x == -limits<R>::infinity();
 }
 template <class R> XRT_FN bool isfinite(R x) { return fabs(x) <= limits<R>::max(); }
+
+// Note: CUDA's hypot overflows for results near the largest finite value (hypot(1, DBL_MAX)
+// is inf); halving both operands is exact, and so is doubling the result.
+XRT_FN float hypot(float x, float y) {
+  float r = ::hypotf(x, y);
+  return isinf(r) && isfinite(x) && isfinite(y) ? 2 * ::hypotf(0.5f * x, 0.5f * y) : r;
+}
+XRT_FN double hypot(double x, double y) {
+  double r = ::hypot(x, y);
+  return isinf(r) && isfinite(x) && isfinite(y) ? 2 * ::hypot(0.5 * x, 0.5 * y) : r;
+}
+
+/// -x by its sign bit, NaN included (the device's neg may not flip a NaN's sign, while x86's
+/// does; special cases that pass a NaN on through a sign need the host's behaviour).
+XRT_FN float flip_sign(float x) { return float_of(bits_of(x) ^ 0x80000000u); }
+XRT_FN double flip_sign(double x) { return double_of(bits_of(x) ^ 0x8000000000000000ull); }
 
 XRT_FN void sincos(float x, float* s, float* c) {
 #if defined(__CUDACC__)
