@@ -363,3 +363,13 @@ def test_list_kernels_shows_the_builtin_matmul_kernels():
     assert {"openblas", "native"} <= builtin
     assert all(k["op"] == "matmul" for k in kernels)
     assert {"add", "matmul"} <= {k["op"] for k in xrt.list_kernels()}
+
+
+def test_a_refused_pin_leaves_the_dispatcher_usable():
+    """A decision that raises must not leave a hole in the decision cache."""
+    a = xrt.ones((2, 2), dtype=xrt.float64)
+    for _ in range(2):
+        with xrt.kernel_policy(matmul="no-such-kernel"), pytest.raises(
+                xrt.UnsupportedOperationError, match="no-such-kernel"):
+            a @ a
+    assert np.asarray(a @ a).tolist() == [[2.0, 2.0], [2.0, 2.0]]

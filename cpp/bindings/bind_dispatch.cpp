@@ -147,6 +147,7 @@ void bind_dispatch(nb::module_& m) {
                                               "'BestPerformance', got '" + name + "'");
                      p.set_auto_strategy(*s);
                    })
+      .def_prop_rw("allow_tf32", &KernelPolicy::allow_tf32, &KernelPolicy::set_allow_tf32)
       .def_prop_ro("version", &KernelPolicy::version);
   m.def("_set_global_policy", &set_global_policy);
   m.def("_global_policy", &global_policy);

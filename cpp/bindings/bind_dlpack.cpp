@@ -2,6 +2,7 @@
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"
+#include "cuda/stream.h"
 #include "xpuruntime/dlpack.h"
 #include "xpuruntime/errors.h"
 
@@ -42,11 +43,23 @@ std::optional<bool> optional_bool(nb::handle obj) {
   return nb::cast<bool>(obj);
 }
 
+// The consumer's stream as DLPack numbers it (None: the legacy default stream, 1).
+int64_t consumer_stream(nb::handle stream) {
+  if (stream.is_none()) return 1;
+  if (!PyLong_Check(stream.ptr()) || PyBool_Check(stream.ptr()))
+    throw TypeError("__dlpack__: stream must be an int or None, got " +
+                    std::string(nb::type_name(stream.type()).c_str()));
+  return nb::cast<int64_t>(stream);
+}
+
 nb::object export_capsule(const Tensor& t, nb::handle stream, nb::handle max_version,
                           nb::handle dl_device, nb::handle copy_arg) {
   if (t.device().is_cpu() && !stream.is_none())
     throw ValueError("stream must be None for a cpu tensor (got " +
                      std::string(nb::repr(stream).c_str()) + ")");
+  // Checked before any work: 0 and negative numbers other than -1 are refused.
+  int64_t consumer = t.device().is_cpu() ? -1 : consumer_stream(stream);
+  if (consumer == 0 || consumer < -1) cuda::sync_dlpack_consumer(t.device().index, consumer);
   bool versioned = false;
   if (!max_version.is_none()) {
     if (!nb::isinstance<nb::tuple>(max_version) || nb::len(max_version) != 2)
@@ -66,6 +79,8 @@ nb::object export_capsule(const Tensor& t, nb::handle stream, nb::handle max_ver
     view = astype(view, view.dtype(), true);
     copied = true;
   }
+  // The consumer's stream waits for ours (the copies above included); no host wait.
+  if (!view.device().is_cpu()) cuda::sync_dlpack_consumer(view.device().index, consumer);
   if (versioned) {
     auto* m = dl::export_versioned(view, copied);
     PyObject* capsule = PyCapsule_New(m, kVersioned, versioned_destructor);
@@ -103,45 +118,75 @@ Tensor import_capsule(nb::handle capsule) {
   return t;
 }
 
-// Interned names and argument tuples for the producer call.
+// Interned names and keyword tuples for the producer call.
 struct Names {
   PyObject* dlpack = PyUnicode_InternFromString("__dlpack__");
+  PyObject* dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
   PyObject* version = Py_BuildValue("(ii)", 1, 1);
-  PyObject* kw_version = Py_BuildValue("(s)", "max_version");
-  PyObject* kw_version_copy = Py_BuildValue("(ss)", "max_version", "copy");
-  PyObject* kw_version_device = Py_BuildValue("(ss)", "max_version", "dl_device");
-  PyObject* kw_version_device_copy = Py_BuildValue("(sss)", "max_version", "dl_device", "copy");
+  // Indexed by (stream given) * 2 + (copy given), after max_version.
+  PyObject* kw[4] = {Py_BuildValue("(s)", "max_version"),
+                     Py_BuildValue("(ss)", "max_version", "copy"),
+                     Py_BuildValue("(ss)", "max_version", "stream"),
+                     Py_BuildValue("(sss)", "max_version", "stream", "copy")};
+  PyObject* kw_stream = Py_BuildValue("(s)", "stream");
 };
 const Names& names() {
   static const Names* n = new Names();
   return *n;
 }
 
-// Calls obj.__dlpack__(max_version=(1, 1)[, dl_device=...][, copy=...]); a producer that
-// does not take these keywords (DLPack before 2023) is asked again without them.
-nb::object call_producer(nb::handle obj, std::optional<Device> device, std::optional<bool> copy,
-                         bool* passed_keywords) {
+// Where a producer's data lives (from __dlpack_device__; nullopt when it cannot say or
+// names a device we do not address) and, on a CUDA device, the DLPack number of our current
+// stream there, which the producer must make wait for its work (host producers take none).
+struct ProducerPlace {
+  std::optional<Device> device;
+  std::optional<int64_t> stream;
+};
+
+ProducerPlace producer_place(nb::handle obj) {
+  PyObject* result = PyObject_CallMethodNoArgs(obj.ptr(), names().dlpack_device);
+  if (!result) {
+    PyErr_Clear();
+    return {};
+  }
+  nb::object device = nb::steal(result);
+  if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) return {};
+  auto type = nb::cast<int32_t>(device[0]);
+  auto id = nb::cast<int32_t>(device[1]);
+  if (type == dl::kDLCPU || type == dl::kDLCUDAHost) return {kCPU, std::nullopt};
+  if (type != dl::kDLCUDA && type != dl::kDLCUDAManaged) return {};
+  return {dl::device_from_dlpack(type, id), cuda::dlpack_stream_number(id)};
+}
+
+// Calls obj.__dlpack__(max_version=(1, 1)[, stream=...][, copy=...]). A producer that does
+// not take these keywords is asked again with the stream alone (DLPack before 2023), then
+// with nothing. *passed_copy says whether the producer saw copy=.
+nb::object call_producer(nb::handle obj, std::optional<int64_t> stream, std::optional<bool> copy,
+                         bool* passed_copy) {
   const Names& n = names();
-  nb::object dl_device;
+  nb::object stream_value;
   PyObject* args[4] = {obj.ptr(), n.version, nullptr, nullptr};
-  PyObject* kwnames = n.kw_version;
   size_t count = 2;
-  if (device) {
-    dl_device = nb::make_tuple(device->dlpack_type(), static_cast<int>(device->index));
-    args[count++] = dl_device.ptr();
-    kwnames = n.kw_version_device;
+  if (stream) {
+    stream_value = nb::int_(*stream);
+    args[count++] = stream_value.ptr();
   }
-  if (copy) {
-    args[count++] = *copy ? Py_True : Py_False;
-    kwnames = device ? n.kw_version_device_copy : n.kw_version_copy;
-  }
-  PyObject* result = PyObject_VectorcallMethod(
-      n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
-  *passed_keywords = true;
+  if (copy) args[count++] = *copy ? Py_True : Py_False;
+  PyObject* kwnames = n.kw[(stream ? 2 : 0) + (copy ? 1 : 0)];
+  constexpr size_t self = 1 | PY_VECTORCALL_ARGUMENTS_OFFSET;
+  PyObject* result = PyObject_VectorcallMethod(n.dlpack, args, self, kwnames);
+  *passed_copy = copy.has_value();
   if (!result && PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyErr_Clear();
-    result = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-    *passed_keywords = false;
+    *passed_copy = false;
+    if (stream) {
+      PyObject* retry[2] = {obj.ptr(), stream_value.ptr()};
+      result = PyObject_VectorcallMethod(n.dlpack, retry, self, n.kw_stream);
+    }
+    if (!result && (!stream || PyErr_ExceptionMatches(PyExc_TypeError))) {
+      PyErr_Clear();
+      result = PyObject_VectorcallMethod(n.dlpack, args, self, nullptr);
+    }
   }
   if (!result) throw nb::python_error();
   return nb::steal(result);
@@ -161,7 +206,14 @@ Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<b
       throw TypeError("from_dlpack: an object of type '" +
                       std::string(nb::type_name(obj.type()).c_str()) +
                       "' does not support DLPack (it has no __dlpack__ method)");
-    nb::object capsule = call_producer(obj, device, copy, &producer_handled);
+    // Note: the producer is never asked to move its data (dl_device): many cannot, and
+    // to_device below moves it in order on our current stream, which the producer's
+    // stream handshake has made wait for its work.
+    ProducerPlace place = producer_place(obj);
+    // Moving makes a copy anyway: the producer need not make another.
+    bool moving = device && place.device && *device != *place.device;
+    nb::object capsule = call_producer(obj, place.stream, moving ? std::nullopt : copy,
+                                       &producer_handled);
     if (!PyCapsule_CheckExact(capsule.ptr()))
       throw TypeError("__dlpack__ of '" + std::string(nb::type_name(obj.type()).c_str()) +
                       "' returned something other than a capsule");

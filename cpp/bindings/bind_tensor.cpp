@@ -2,6 +2,7 @@
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"
+#include "cuda/stream.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::py {
@@ -15,7 +16,31 @@ nb::tuple shape_tuple(const Dims& dims) {
 
 nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
 
-nb::object scalar_of(const Tensor& t) { return scalar_to_python(item(t)); }
+// A value read from a device waits for the device: without the GIL.
+nb::object scalar_of(const Tensor& t) {
+  if (t.device().is_cpu()) return scalar_to_python(item(t));
+  Scalar s;
+  {
+    nb::gil_scoped_release release;
+    s = item(t);
+  }
+  return scalar_to_python(s);
+}
+
+// to_device's stream: a cuda.Stream of the device, or a DLPack stream number.
+cuda::Stream copy_stream(nb::handle stream, Device device) {
+  if (nb::isinstance<cuda::Stream>(stream)) {
+    const auto& s = nb::cast<const cuda::Stream&>(stream);
+    if (s.device() != device.index)
+      throw ValueError("to_device: the stream belongs to cuda:" + std::to_string(s.device()) +
+                       ", the copy runs on " + device.str());
+    return s;
+  }
+  if (!PyLong_Check(stream.ptr()) || PyBool_Check(stream.ptr()))
+    throw TypeError("to_device: stream must be a cuda.Stream or an int, got " +
+                    std::string(nb::type_name(stream.type()).c_str()));
+  return cuda::stream_from_dlpack_number(device.index, nb::cast<int64_t>(stream));
+}
 
 }  // namespace
 
@@ -45,10 +70,19 @@ void bind_tensor(nb::module_& m) {
       })
       .def_prop_ro("mT", &Tensor::matrix_transpose)
       .def("to_device", [](const Tensor& t, nb::handle device, nb::handle stream) {
-        if (!stream.is_none() && t.device().is_cpu())
-          throw ValueError("stream must be None for a cpu tensor");
-        return to_device(t, optional_device_arg(device).value_or(t.device()));
-      }, nb::arg("device"), nb::kw_only(), nb::arg("stream").none() = nb::none())
+        Device target = optional_device_arg(device).value_or(t.device());
+        if (target.is_cpu() && t.device().is_cpu()) {
+          if (!stream.is_none()) throw ValueError("stream must be None for a cpu tensor");
+          return t;
+        }
+        std::optional<cuda::StreamScope> scope;  // the copy runs on the given stream
+        if (!stream.is_none())
+          scope.emplace(copy_stream(stream, t.device().is_cpu() ? target : t.device()));
+        nb::gil_scoped_release release;  // a copy to the host waits for the device
+        return to_device(t, target);
+      }, nb::arg("device"), nb::kw_only(), nb::arg("stream").none() = nb::none(),
+         "Copies to device (a view when it is already there); on CUDA the copy runs on "
+         "stream (a cuda.Stream or a DLPack stream number), else on the current stream.")
       .def("__matmul__", [](const Tensor& a, nb::handle b) -> nb::object {
         if (!nb::isinstance<Tensor>(b)) return not_implemented();
         return nb::cast(matmul(a, nb::cast<const Tensor&>(b)));

@@ -51,6 +51,8 @@ void bind_manipulation(nb::module_& m);
 void bind_creation(nb::module_& m);
 void bind_fft(nb::module_& m);
 void bind_linalg(nb::module_& m);
+void bind_cuda(nb::module_& m);
+void bind_cuda_jit(nb::module_& m);
 void bind_cuda_elementwise(nb::module_& m);
 
 }  // namespace xrt::py

@@ -274,7 +274,13 @@ Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device>
     Tensor t = from_dlpack(obj, std::nullopt, copy == true && !dtype && !device ? copy : std::nullopt);
     return finish(t, copy == true && !dtype && !device);
   }
-  if (PyObject_CheckBuffer(obj.ptr())) return finish(from_buffer(obj), false);
+  if (PyObject_CheckBuffer(obj.ptr())) {
+    // Note: arrays (our tensors, DLPack producers such as NumPy) keep their device, as the
+    // standard asks; a plain buffer (bytes, array.array, memoryview) is host data like a
+    // list and goes to the default device.
+    if (!device) device = default_device();
+    return finish(from_buffer(obj), false);
+  }
   if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
     if (copy == false) throw ValueError("asarray: copy=False, but a sequence must be copied");
     return from_sequence(obj, dtype, device.value_or(default_device()));

@@ -5,6 +5,7 @@
 #include "bindings.h"
 #include "xpuruntime/cpu.h"
 #include "xpuruntime/cuda_loader.h"
+#include "xpuruntime/default_device.h"
 #include "xpuruntime/errors.h"
 
 #ifndef XRT_VERSION
@@ -134,6 +135,7 @@ void bind_info(nb::module_& m) {
     d["cublaslt"] = library_dict(s.cublaslt);
     return d;
   });
+  m.def("cublas_version", &cuda::cublas_version);
 }
 
 }  // namespace
@@ -151,7 +153,7 @@ std::optional<DType> optional_dtype_arg(nb::handle obj) {
   return dtype_arg(obj);
 }
 
-Device default_device() { return kCPU; }
+Device default_device() { return ::xrt::default_device(); }
 
 std::optional<Device> optional_device_arg(nb::handle obj) {
   if (obj.is_none()) return std::nullopt;
@@ -184,5 +186,7 @@ NB_MODULE(_core, m) {
   bind_indexing(m);
   bind_fft(m);
   bind_linalg(m);
+  bind_cuda(m);
+  bind_cuda_jit(m);
   bind_cuda_elementwise(m);
 }

@@ -24,7 +24,8 @@ def info():
     st = xrt.cuda.status()
     if st["available"]:
         for i in range(st["device_count"]):
-            lines.append(f"  cuda:{i}")
+            lines += _cuda_device_lines(xrt, i)
+    lines.append(f"  default     {xrt.get_default_device()}")
     lines.append("cuda")
     lines.append(f"  available   {st['available']}" + ("" if st["available"] else
                                                       f" ({st['reason']})"))
@@ -35,6 +36,25 @@ def info():
         s = st[lib]
         lines.append(f"  {lib:<11} " + (s["path"] if s["found"] else f"not found ({s['reason']})"))
     return "\n".join(lines)
+
+
+def _cuda_device_lines(xrt, index):
+    try:
+        p = xrt.cuda.get_device_properties(index)
+        free = p.free_memory
+    except xrt.XpuRuntimeError as e:  # a device the driver lists but cannot open
+        return [f"  cuda:{index}  unusable: {e}"]
+    features = [name for name in ("fp16", "bf16", "int8", "tf32", "fp8")
+                if getattr(p, f"supports_{name}")]
+    gib = 1 << 30
+    return [
+        f"  cuda:{index}      {p.name}",
+        f"    capability  sm_{p.major}{p.minor}, {p.multi_processor_count} SMs, "
+        f"{', '.join(features) or 'no reduced-precision math'}",
+        f"    memory      {p.total_memory / gib:.1f} GiB ({free / gib:.1f} GiB free), "
+        f"L2 {p.l2_cache_size >> 20} MiB",
+        f"    ids         {p.uuid}, pci {p.pci_bus_id}",
+    ]
 
 
 def main(argv=None):

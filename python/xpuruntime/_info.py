@@ -13,7 +13,7 @@ class Info:
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self):
-        return _core.Device("cpu")
+        return _core.get_default_device()
 
     def default_dtypes(self, *, device=None):
         self._check_device(device)

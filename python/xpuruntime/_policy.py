@@ -20,13 +20,28 @@ class KernelPolicy(_core._KernelPolicy):
     kernel that supports the inputs) or ``"BestPerformance"`` (time the supporting kernels
     once per shape class and keep the fastest). Pinning a kernel that does not exist or
     does not support the inputs raises UnsupportedOperationError when the op runs.
+
+    ``allow_tf32=True`` lets float32/complex64 matrix products on CUDA round their inputs
+    to TF32 on tensor cores (about 8x faster, 10-bit mantissa); off by default, as in
+    PyTorch, so results keep float32 precision.
     """
 
-    def __init__(self, auto_strategy="FirstSupported", **pins):
+    def __init__(self, auto_strategy="FirstSupported", *, allow_tf32=False, **pins):
         super().__init__()
         self.auto_strategy = auto_strategy
+        self.allow_tf32 = allow_tf32
         for op, kernel in pins.items():
             self.set(op, kernel)
+
+    @property
+    def allow_tf32(self):
+        return _core._KernelPolicy.allow_tf32.__get__(self)
+
+    @allow_tf32.setter
+    def allow_tf32(self, allow):
+        if not isinstance(allow, bool):
+            raise TypeError(f"allow_tf32 must be True or False, got {allow!r}")
+        _core._KernelPolicy.allow_tf32.__set__(self, allow)
 
     def set(self, op, kernel):
         if not isinstance(op, str) or not isinstance(kernel, str):
@@ -36,7 +51,7 @@ class KernelPolicy(_core._KernelPolicy):
 
     def to_dict(self):
         return {"schema": _SCHEMA, "auto_strategy": self.auto_strategy,
-                "preferences": dict(self.preferences)}
+                "allow_tf32": self.allow_tf32, "preferences": dict(self.preferences)}
 
     def to_json(self, indent=2):
         return json.dumps(self.to_dict(), indent=indent, sort_keys=True)
@@ -48,13 +63,14 @@ class KernelPolicy(_core._KernelPolicy):
         schema = data.get("schema", _SCHEMA)
         if schema != _SCHEMA:
             raise ValueError(f"unknown kernel policy schema {schema!r} (expected {_SCHEMA!r})")
-        unknown = set(data) - {"schema", "auto_strategy", "preferences"}
+        unknown = set(data) - {"schema", "auto_strategy", "allow_tf32", "preferences"}
         if unknown:
             raise ValueError(f"unknown kernel policy fields: {sorted(unknown)}")
         prefs = data.get("preferences", {})
         if not isinstance(prefs, dict):
             raise ValueError("'preferences' must map op names to kernel names")
-        return cls(auto_strategy=data.get("auto_strategy", "FirstSupported"), **prefs)
+        return cls(auto_strategy=data.get("auto_strategy", "FirstSupported"),
+                   allow_tf32=data.get("allow_tf32", False), **prefs)
 
     @classmethod
     def from_json(cls, text):
@@ -73,13 +89,15 @@ class KernelPolicy(_core._KernelPolicy):
         if not isinstance(other, _core._KernelPolicy):
             return NotImplemented
         return (self.auto_strategy == other.auto_strategy
+                and self.allow_tf32 == other.allow_tf32
                 and self.preferences == other.preferences)
 
     __hash__ = None
 
     def __repr__(self):
         pins = "".join(f", {op}={k!r}" for op, k in sorted(self.preferences.items()))
-        return f"KernelPolicy(auto_strategy={self.auto_strategy!r}{pins})"
+        tf32 = ", allow_tf32=True" if self.allow_tf32 else ""
+        return f"KernelPolicy(auto_strategy={self.auto_strategy!r}{tf32}{pins})"
 
 
 def set_kernel_policy(policy):

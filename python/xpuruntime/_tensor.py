@@ -11,6 +11,8 @@ from ._dtypes import dtype_to_numpy
 def _to_numpy(t, copy=None):
     import numpy as np
 
+    if t.device.type != "cpu":  # one copy to the host, in order on the current stream
+        t, copy = t.to_device("cpu"), False
     if t.dtype == _core.bfloat16:
         raw = np.from_dlpack(t._reinterpret(_core.uint16))
         out = raw.view(dtype_to_numpy(_core.bfloat16))

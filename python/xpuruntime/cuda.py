@@ -19,3 +19,45 @@ def why_unavailable():
 
 def device_count():
     return _core.cuda_status()["device_count"] if is_available() else 0
+
+
+def cublas_version():
+    """cuBLAS's version as major * 10000 + minor * 100 + patch (no GPU needed); CudaError
+    saying how to install cuBLAS when it cannot be loaded."""
+    return _core.cublas_version()
+
+
+def jit_cache_info():
+    """Counters of the NVRTC kernel caches: compiles, memory_hits, disk_hits, disk_writes,
+    disk_rejects (unusable files, recompiled), and cache_dir ('' when the disk cache is off:
+    XPURUNTIME_DISABLE_KERNEL_CACHE=1; XPURUNTIME_CACHE_DIR relocates it)."""
+    return _core.cuda_jit_cache_info()
+
+
+def clear_jit_cache():
+    """Forgets the kernels compiled in this process (the disk cache stays)."""
+    _core.cuda_jit_clear_memory_cache()
+
+
+def nvrtc_version():
+    """NVRTC's version as 'major.minor'; CudaError when NVRTC cannot be loaded."""
+    return _core.cuda_nvrtc_version()
+
+
+# ---- Devices, streams, events and graphs (python/xpuruntime/_cuda_runtime.py) ----------
+from ._cuda_runtime import (  # noqa: E402,F401
+    CUDAGraph,
+    DeviceInfo,
+    Event,
+    ExternalStream,
+    Stream,
+    current_device,
+    current_stream,
+    default_stream,
+    get_device_properties,
+    graph,
+    set_device,
+    set_stream,
+    stream,
+    synchronize,
+)

@@ -31,4 +31,8 @@ const Status& status();
 enum class Library { Driver, Nvrtc, Cublas, CublasLt };
 void* library_handle(Library library);
 
+/// cuBLAS's version (major * 10000 + minor * 100 + patch); needs no GPU. CudaError saying
+/// how to install cuBLAS when it cannot be loaded.
+int cublas_version();
+
 }  // namespace xrt::cuda

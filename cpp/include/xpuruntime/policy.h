@@ -14,7 +14,8 @@ enum class AutoStrategy : uint8_t {
   BestPerformance,  ///< time the supporting kernels once per shape class, keep the fastest
 };
 
-/// Pins per op ("matmul" -> "openblas") plus the strategy for ops without a pin.
+/// Pins per op ("matmul" -> "openblas"), the strategy for ops without a pin, and the
+/// precision kernels may trade for speed.
 /// Every change takes a fresh version from a global counter; the dispatcher caches by
 /// version, so mutating the policy in use is safe and takes effect at the next call.
 class KernelPolicy {
@@ -27,6 +28,10 @@ class KernelPolicy {
   std::map<std::string, std::string> preferences() const;
   AutoStrategy auto_strategy() const { return strategy_.load(); }
   void set_auto_strategy(AutoStrategy strategy);
+  /// Whether float32/complex64 matrix products may round their inputs to TF32 (10-bit
+  /// mantissa) on tensor cores. Off by default, as in PyTorch: results then match float32.
+  bool allow_tf32() const { return allow_tf32_.load(std::memory_order_relaxed); }
+  void set_allow_tf32(bool allow);
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
   static uint64_t next_version();
@@ -35,6 +40,7 @@ class KernelPolicy {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> preferences_;
   std::atomic<AutoStrategy> strategy_{AutoStrategy::FirstSupported};
+  std::atomic<bool> allow_tf32_{false};
   std::atomic<uint64_t> version_;
 };
 

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "xpuruntime/backend.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt {
@@ -133,8 +134,11 @@ CachedDecision& lookup(OpId op, const KernelCall& call) {
   if (it != cache.end() && it->second->policy_version == version &&
       it->second->registry_epoch == epoch)
     return *it->second;
+  // Decide before touching the cache: a decision that throws (a pin nothing honours) must
+  // not leave an empty entry behind for the next call to dereference.
+  auto decision = decide(op, device, sig, *policy, version, epoch);
   auto& slot = cache[key];
-  slot = decide(op, device, sig, *policy, version, epoch);
+  slot = std::move(decision);
   return *slot;
 }
 
@@ -142,9 +146,15 @@ bool accepts(const KernelInfo& k, const KernelCall& call) {
   return !k.accepts || k.accepts(call);
 }
 
+// Note: device kernels run asynchronously, so a run on a device is timed between two waits
+// for the device (otherwise only the cost of queueing it would be measured).
 double seconds_of_run(const KernelInfo& k, const KernelCall& call) {
+  Device device = call_device(call);
+  const DeviceBackend* b = device.is_cpu() ? nullptr : &backend(device.type);
+  if (b) b->synchronize(device);
   auto start = std::chrono::steady_clock::now();
   k.run(call);
+  if (b) b->synchronize(device);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -2,6 +2,7 @@
 // storage) and import (the producer's managed tensor becomes the storage's deleter context).
 #include "xpuruntime/dlpack.h"
 
+#include <cstdint>
 #include <string>
 
 #include "xpuruntime/errors.h"
@@ -33,6 +34,15 @@ template <class Managed> Managed* export_common(const Tensor& t) {
   return &m;
 }
 
+// Note [Wrapped strides]: CuPy (14.x) divides a negative byte stride by the item size as an
+// unsigned number and exports 2^64 / itemsize - k instead of -k. Such a stride times the item
+// size lies past the address space, so it can only mean the negative stride it wraps to.
+int64_t repaired_stride(int64_t stride, int64_t item) {
+  if (item <= 1 || stride <= INT64_MAX / item) return stride;
+  auto bytes = static_cast<int64_t>(static_cast<uint64_t>(stride) * static_cast<uint64_t>(item));
+  return bytes < 0 && bytes % item == 0 ? bytes / item : stride;
+}
+
 template <class Managed>
 Tensor import_common(Managed* managed, bool readonly, void (*release)(void*, void*)) {
   if (!managed) throw BufferError("DLPack capsule holds a null pointer");
@@ -51,11 +61,23 @@ Tensor import_common(Managed* managed, bool readonly, void (*release)(void*, voi
   for (int64_t d : shape)
     if (d < 0) throw BufferError("DLPack tensor has a negative dimension");
   Dims strides = dl.strides ? Dims(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
-  // The storage's size is the span the view reaches; it is informational.
-  int64_t span = 1;
-  for (int i = 0; i < shape.size(); ++i)
-    span += (shape[i] > 0 ? shape[i] - 1 : 0) * (strides[i] < 0 ? -strides[i] : strides[i]);
-  size_t nbytes = static_cast<size_t>(span) * itemsize(*dtype);
+  int64_t item = static_cast<int64_t>(itemsize(*dtype));
+  for (int64_t& stride : strides) stride = repaired_stride(stride, item);
+  // The storage's size is the span the view reaches; it is informational, but a span past
+  // the address space means the header is broken.
+  int64_t span = 1, bytes = 0;
+  bool empty = false;
+  for (int64_t d : shape) empty |= d == 0;
+  for (int i = 0; i < shape.size() && !empty; ++i) {
+    if (shape[i] <= 1) continue;
+    int64_t step = strides[i] < 0 ? -strides[i] : strides[i], reach = 0;
+    if (__builtin_mul_overflow(shape[i] - 1, step, &reach) ||
+        __builtin_add_overflow(span, reach, &span))
+      throw BufferError("DLPack tensor's strides reach past the address space");
+  }
+  if (__builtin_mul_overflow(span, item, &bytes))
+    throw BufferError("DLPack tensor's strides reach past the address space");
+  size_t nbytes = static_cast<size_t>(bytes);
   auto storage = Storage::wrap(dl.data, nbytes, device, release, managed, readonly);
   return Tensor(std::move(storage), std::move(shape), std::move(strides),
                 static_cast<int64_t>(dl.byte_offset), *dtype);

@@ -40,6 +40,11 @@ void KernelPolicy::set_auto_strategy(AutoStrategy strategy) {
   version_.store(next_version(), std::memory_order_release);
 }
 
+void KernelPolicy::set_allow_tf32(bool allow) {
+  allow_tf32_.store(allow, std::memory_order_relaxed);
+  version_.store(next_version(), std::memory_order_release);
+}
+
 namespace {
 
 std::mutex global_mutex;

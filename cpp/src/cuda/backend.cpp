@@ -1,6 +1,8 @@
 // cpp/src/cuda/backend.cpp: the CUDA backend as the core sees it (allocation, copies between
 // host and device, synchronisation), and the registration of the CUDA kernels.
 #include "cuda/allocator.h"
+#include "cuda/device_info.h"
+#include "cuda/graph.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/backend.h"
 #include "xpuruntime/cuda_loader.h"
@@ -23,11 +25,13 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
     int device = src_device.index;
     activate(device);
     CUstream stream = current_stream(device);
+    refuse_if_capturing(stream, "copying from the device to the host");
     check(api.cuMemcpyDtoHAsync(dst, dptr(src), nbytes, stream), "cuMemcpyDtoHAsync");
     check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
   } else if (src_device.is_cpu()) {
     int device = dst_device.index;
     activate(device);
+    refuse_if_capturing(current_stream(device), "copying from the host to the device");
     // Note: from pageable memory the driver stages the bytes before it returns, so the
     // caller may free or change src at once.
     check(api.cuMemcpyHtoDAsync(dptr(dst), src, nbytes, current_stream(device)),
@@ -45,10 +49,7 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   }
 }
 
-void synchronize(Device device) {
-  activate(device.index);
-  XRT_CU(cuCtxSynchronize);
-}
+void synchronize(Device device) { synchronize_device(device.index); }
 
 const char* unavailable_reason() {
   const Status& st = status();

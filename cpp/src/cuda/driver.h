@@ -24,6 +24,10 @@ using CUmemoryPool = struct CUmemPoolHandle_st*;
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900;
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901;
+
+struct CUuuid { char bytes[16]; };
 
 // Flags and attributes (values from cuda.h).
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
@@ -100,6 +104,7 @@ enum CUmemPool_attribute : int {
   X(cuDeviceGetCount, "cuDeviceGetCount", (int* count))                                      \
   X(cuDeviceGet, "cuDeviceGet", (CUdevice * device, int ordinal))                            \
   X(cuDeviceGetName, "cuDeviceGetName", (char* name, int len, CUdevice device))              \
+  X(cuDeviceGetUuid, "cuDeviceGetUuid_v2", (CUuuid * uuid, CUdevice device))                  \
   X(cuDeviceTotalMem, "cuDeviceTotalMem_v2", (size_t * bytes, CUdevice device))              \
   X(cuDeviceGetAttribute, "cuDeviceGetAttribute",                                            \
     (int* value, CUdevice_attribute attribute, CUdevice device))                             \
@@ -148,9 +153,12 @@ enum CUmemPool_attribute : int {
   X(cuStreamQuery, "cuStreamQuery", (CUstream stream))                                       \
   X(cuStreamWaitEvent, "cuStreamWaitEvent", (CUstream stream, CUevent event, unsigned flags)) \
   X(cuStreamGetPriority, "cuStreamGetPriority", (CUstream stream, int* priority))            \
+  X(cuStreamGetCtx, "cuStreamGetCtx", (CUstream stream, CUcontext * ctx))                     \
   X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream stream, CUstreamCaptureMode mode)) \
   X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream stream, CUgraph * graph))            \
   X(cuStreamIsCapturing, "cuStreamIsCapturing", (CUstream stream, CUstreamCaptureStatus * status)) \
+  X(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",                  \
+    (CUstreamCaptureMode * mode))                                                            \
   X(cuEventCreate, "cuEventCreate", (CUevent * event, unsigned flags))                       \
   X(cuEventDestroy, "cuEventDestroy_v2", (CUevent event))                                    \
   X(cuEventRecord, "cuEventRecord", (CUevent event, CUstream stream))                        \
@@ -160,6 +168,7 @@ enum CUmemPool_attribute : int {
   X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",                              \
     (CUgraphExec * exec, CUgraph graph, unsigned long long flags))                           \
   X(cuGraphLaunch, "cuGraphLaunch", (CUgraphExec exec, CUstream stream))                     \
+  X(cuGraphUpload, "cuGraphUpload", (CUgraphExec exec, CUstream stream))                     \
   X(cuGraphExecDestroy, "cuGraphExecDestroy", (CUgraphExec exec))                            \
   X(cuGraphDestroy, "cuGraphDestroy", (CUgraph graph))                                       \
   X(cuGraphGetNodes, "cuGraphGetNodes", (CUgraph graph, CUgraphNode * nodes, size_t * count)) \

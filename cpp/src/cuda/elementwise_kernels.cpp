@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "cuda/jit.h"
+#include "cuda/kernel_check.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/elementwise.h"
@@ -362,9 +363,12 @@ bool has_kernel(const OpSpec& spec, DType dtype) {
   return !(std::string_view(spec.name) == "divide" && is_integer(dtype));
 }
 
+std::vector<KernelSample> elementwise_kernel_samples();
+
 }  // namespace
 
 void register_elementwise_kernels(KernelRegistry& registry) {
+  register_kernel_samples("elementwise", elementwise_kernel_samples);
   for (ElementwiseKernel* kernel : all_kernels()) {
     KernelInfo info;
     info.op = kernel->spec().name;
@@ -410,13 +414,15 @@ void warm_elementwise_kernels(int device, unsigned threads) {
   if (error) std::rethrow_exception(error);
 }
 
+namespace {
+
 // Note: one sample per op, holding the sources of all its specialisations one after the
 // other (each includes the same header once): NVRTC's fixed cost per program is most of a
 // small kernel's compile time, and CI compiles them all.
-std::vector<ElementwiseSample> elementwise_kernel_samples() {
-  std::vector<ElementwiseSample> samples;
+std::vector<KernelSample> elementwise_kernel_samples() {
+  std::vector<KernelSample> samples;
   for (ElementwiseKernel* kernel : all_kernels()) {
-    ElementwiseSample sample;
+    KernelSample sample;
     sample.name = kernel->spec().name;
     auto add = [&](DType dtype, const Layout& layout) {
       std::string name;
@@ -458,5 +464,7 @@ std::vector<ElementwiseSample> elementwise_kernel_samples() {
   }
   return samples;
 }
+
+}  // namespace
 
 }  // namespace xrt::cuda

@@ -6,7 +6,9 @@
 namespace xrt {
 
 void register_cuda_kernels(KernelRegistry& registry) {
+  cuda::register_copy_kernels(registry);
   cuda::register_elementwise_kernels(registry);
+  cuda::register_matmul_kernels(registry);
   cuda::register_host_fallback_kernels(registry);  // last resort, lowest priority
 }
 

@@ -29,7 +29,9 @@ CUcontext retain(int device) {
   return contexts[device];
 }
 
-void check_index(int device) {
+}  // namespace
+
+void check_device(int device) {
   int n = device_count();
   if (device < 0 || device >= n) {
     if (n == 0) throw CudaError("CUDA is not available: " + status().reason);
@@ -38,15 +40,13 @@ void check_index(int device) {
   }
 }
 
-}  // namespace
-
 int device_count() {
   const Status& st = status();
   return st.available ? st.device_count : 0;
 }
 
 CUcontext activate(int device) {
-  if (device < 0 || device >= kMaxDevices || !contexts[device]) check_index(device);
+  if (device < 0 || device >= kMaxDevices || !contexts[device]) check_device(device);
   CUcontext ctx = contexts[device] ? contexts[device] : retain(device);
   // Note: other libraries (PyTorch, CuPy) may make another device's context current on
   // this thread behind our back, so ask the driver rather than trusting a cached answer.
@@ -57,17 +57,22 @@ CUcontext activate(int device) {
   return ctx;
 }
 
+CUcontext primary_context(int device) {
+  check_device(device);
+  return contexts[device] ? contexts[device] : retain(device);
+}
+
 CUstream current_stream(int device) { return current_streams[device]; }
 
 void set_current_stream(int device, CUstream stream) {
-  check_index(device);
+  check_device(device);
   current_streams[device] = stream;
 }
 
 int current_device() { return thread_device; }
 
 void set_current_device(int device) {
-  check_index(device);
+  check_device(device);
   thread_device = device;
 }
 

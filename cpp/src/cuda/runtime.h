@@ -11,6 +11,12 @@ inline constexpr int kMaxDevices = 64;
 /// Devices the driver sees (0 without CUDA; never throws).
 int device_count();
 
+/// ValueError when device is not an index this machine has (CudaError when it has none).
+void check_device(int device);
+
+/// device's primary context, retained on first use; does not make it current.
+CUcontext primary_context(int device);
+
 /// Makes device's primary context current on the calling thread (retained on first use, for
 /// the life of the process) and returns it. ValueError for an index out of range. Cheap when
 /// it is already current.

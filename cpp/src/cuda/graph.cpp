@@ -1,0 +1,143 @@
+// cpp/src/cuda/graph.cpp: stream capture into a CUDA graph, instantiation and replay.
+#include "cuda/graph.h"
+
+#include <array>
+#include <atomic>
+#include <string>
+
+#include "cuda/allocator.h"
+#include "cuda/runtime.h"
+#include "xpuruntime/errors.h"
+
+namespace xrt::cuda {
+namespace {
+
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908;
+
+std::atomic<uint64_t> next_graph_id{1};
+std::array<std::atomic<int>, kMaxDevices> captures_on_device{};
+
+}  // namespace
+
+void refuse_while_capturing(int device, const char* what) {
+  if (device >= 0 && device < kMaxDevices && captures_on_device[device].load() > 0)
+    throw CudaError(std::string(what) + " cannot run while a CUDA graph is capturing on cuda:" +
+                    std::to_string(device) + ": a host wait cannot be captured; do it before "
+                    "capture_begin() or after capture_end()");
+}
+
+void refuse_if_capturing(CUstream stream, const char* what) {
+  if (stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) return;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  XRT_CU(cuStreamIsCapturing, stream, &status);
+  if (status != CU_STREAM_CAPTURE_STATUS_NONE)
+    throw CudaError(std::string(what) + " cannot run on a stream that is capturing a CUDA "
+                    "graph: a graph cannot hold host copies or host waits (item(), bool(), "
+                    "to_device('cpu'), asarray of host data); do them before or after the "
+                    "capture");
+}
+
+RelaxedCaptureMode::RelaxedCaptureMode() {
+  driver().cuThreadExchangeStreamCaptureMode(&previous_);
+}
+
+RelaxedCaptureMode::~RelaxedCaptureMode() {
+  driver().cuThreadExchangeStreamCaptureMode(&previous_);
+}
+
+Graph::Graph() : id_(next_graph_id.fetch_add(1)) {}
+
+Graph::~Graph() {
+  try {
+    reset();
+  } catch (...) {
+  }
+}
+
+void Graph::capture_begin(CUstreamCaptureMode mode) {
+  if (capturing_) throw ValueError("capture_begin(): this graph is already capturing");
+  if (exec_) throw ValueError("capture_begin(): this graph holds a capture; reset() it first");
+  int device = current_device();
+  Stream stream = current(device);
+  if (stream.is_default())
+    throw ValueError("capture_begin(): a CUDA graph cannot be captured from a default stream; "
+                     "use `with xpuruntime.cuda.graph(g):` (it captures on a side stream) or "
+                     "make a Stream current first");
+  activate(device);
+  begin_capture_pool(device, id_, stream.handle());
+  CUresult r = driver().cuStreamBeginCapture(stream.handle(), mode);
+  if (r != CUDA_SUCCESS) {
+    end_capture_pool(device, id_);
+    release_capture_pool(device, id_);
+    check(r, "cuStreamBeginCapture");
+  }
+  device_ = device;
+  stream_ = stream;
+  capturing_ = true;
+  captures_on_device[device].fetch_add(1);
+}
+
+void Graph::capture_end() {
+  if (!capturing_) throw ValueError("capture_end() without capture_begin()");
+  activate(device_);
+  CUgraph graph = nullptr;
+  CUresult r = driver().cuStreamEndCapture(stream_.handle(), &graph);
+  if (r == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) check(r, "cuStreamEndCapture");
+  capturing_ = false;
+  captures_on_device[device_].fetch_sub(1);
+  end_capture_pool(device_, id_);
+  stream_ = Stream();
+  graph_ = graph;
+  if (r != CUDA_SUCCESS) {
+    discard();
+    check(r, "cuStreamEndCapture (an operation during the capture invalidated it)");
+  }
+  r = driver().cuGraphInstantiateWithFlags(&exec_, graph_, 0);
+  if (r != CUDA_SUCCESS) {
+    exec_ = nullptr;
+    discard();
+    check(r, "cuGraphInstantiateWithFlags");
+  }
+}
+
+void Graph::replay() {
+  if (!exec_) throw ValueError("replay(): this graph holds no capture");
+  activate(device_);
+  XRT_CU(cuGraphLaunch, exec_, current_stream(device_));
+}
+
+void Graph::reset() {
+  if (capturing_) {
+    // Ends the capture and drops what it held (an exception inside a `with graph` block).
+    activate(device_);
+    CUgraph graph = nullptr;
+    driver().cuStreamEndCapture(stream_.handle(), &graph);
+    capturing_ = false;
+    captures_on_device[device_].fetch_sub(1);
+    end_capture_pool(device_, id_);
+    stream_ = Stream();
+    graph_ = graph;
+  }
+  discard();
+}
+
+void Graph::discard() {
+  if (device_ < 0) return;
+  const DriverApi& api = driver();
+  activate(device_);
+  if (exec_) api.cuGraphExecDestroy(exec_);
+  if (graph_) api.cuGraphDestroy(graph_);
+  exec_ = nullptr;
+  graph_ = nullptr;
+  release_capture_pool(device_, id_);
+  device_ = -1;
+}
+
+size_t Graph::num_nodes() const {
+  if (!graph_) return 0;
+  size_t count = 0;
+  XRT_CU(cuGraphGetNodes, graph_, nullptr, &count);
+  return count;
+}
+
+}  // namespace xrt::cuda

@@ -1,0 +1,470 @@
+// cpp/src/cuda/jit.cpp: NVRTC compilation to cubins, the memory and disk caches, module
+// loading per device, and kernel launch.
+#include "cuda/jit.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "cuda/embedded_headers.h"
+#include "cuda/nvrtc.h"
+#include "cuda/runtime.h"
+#include "xpuruntime/cuda_loader.h"
+#include "xpuruntime/errors.h"
+
+namespace xrt::cuda {
+namespace {
+
+constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
+
+struct Counters {
+  std::atomic<uint64_t> compiles{0}, memory_hits{0}, disk_hits{0}, disk_writes{0},
+      disk_rejects{0};
+} counters;
+
+// ---- keys --------------------------------------------------------------------------------
+
+/// FNV-1a: names cache files and checksums their contents (a mismatch only recompiles).
+uint64_t fnv1a(std::string_view data, uint64_t h = 14695981039346656037ull) {
+  for (unsigned char c : data) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string hex(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+const EmbeddedHeader* find_header(std::string_view name) {
+  for (const EmbeddedHeader& h : embedded_headers())
+    if (name == h.name) return &h;
+  return nullptr;
+}
+
+/// Adds the embedded headers that text #includes, transitively, to `used`. Over-inclusion
+/// (an #include inside a comment) only makes the key longer.
+void collect_headers(std::string_view text, std::vector<const EmbeddedHeader*>& used) {
+  for (size_t at = text.find('#'); at != std::string_view::npos; at = text.find('#', at + 1)) {
+    size_t p = text.find_first_not_of(" \t", at + 1);
+    if (p == std::string_view::npos || text.compare(p, 7, "include") != 0) continue;
+    p = text.find_first_not_of(" \t", p + 7);
+    if (p == std::string_view::npos || (text[p] != '"' && text[p] != '<')) continue;
+    size_t end = text.find(text[p] == '"' ? '"' : '>', p + 1);
+    if (end == std::string_view::npos) continue;
+    const EmbeddedHeader* h = find_header(text.substr(p + 1, end - p - 1));
+    if (!h || std::find(used.begin(), used.end(), h) != used.end()) continue;
+    used.push_back(h);
+    collect_headers(h->text, used);
+  }
+}
+
+bool has_option(const std::vector<std::string>& options, std::string_view flag) {
+  for (const std::string& o : options) {
+    std::string_view v = o;
+    while (!v.empty() && v.front() == '-') v.remove_prefix(1);
+    if (v.substr(0, flag.size()) == flag) return true;
+  }
+  return false;
+}
+
+/// The defaults, then the source's own options.
+std::vector<std::string> full_options(const KernelSource& source, const std::string& arch) {
+  std::vector<std::string> options = {"--gpu-architecture=" + arch};
+  if (!has_option(source.options, "std")) options.push_back("-std=c++17");
+  // Note: NVRTC contracts a * b + c into an FMA by default. The CPU kernels are built with
+  // -ffp-contract=off, so elementwise results would differ in the last bit; a family that
+  // wants FMAs (matmul-like code) passes --fmad=true.
+  if (!has_option(source.options, "fmad")) options.push_back("--fmad=false");
+  options.insert(options.end(), source.options.begin(), source.options.end());
+  return options;
+}
+
+/// Everything a cubin depends on, as text: the memory cache's key and the first part of a
+/// disk cache file (checked on read, so a file is never used for another key).
+std::string cubin_key(const KernelSource& source, const std::string& arch) {
+  const NvrtcApi& api = nvrtc();
+  std::string key = "xpuruntime cubin 1\nnvrtc " + std::to_string(api.major) + "." +
+                    std::to_string(api.minor) + "\n";
+  for (const std::string& o : full_options(source, arch)) key += "option " + o + "\n";
+  std::vector<const EmbeddedHeader*> used;
+  collect_headers(source.source, used);
+  std::sort(used.begin(), used.end(),
+            [](auto* a, auto* b) { return std::strcmp(a->name, b->name) < 0; });
+  for (const EmbeddedHeader* h : used)
+    key += "header " + std::string(h->name) + " " + hex(fnv1a(h->text)) + "\n";
+  key += "source\n";
+  key += source.source;
+  return key;
+}
+
+// ---- the disk cache ----------------------------------------------------------------------
+
+// A cache file: this header, the key, the cubin. The checksum covers key and cubin.
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t reserved;
+  uint64_t key_size;
+  uint64_t cubin_size;
+  uint64_t checksum;
+};
+constexpr char kMagic[8] = {'X', 'R', 'T', 'C', 'U', 'B', 'I', 'N'};
+constexpr uint32_t kFormatVersion = 1;
+
+std::string cache_path(const std::string& dir, const std::string& key) {
+  return dir + "/" + hex(fnv1a(key)) + ".cubin";
+}
+
+/// The cubin stored for key, or nothing (no file, or one that fails any check).
+std::optional<std::string> read_cached(const std::string& dir, const std::string& key) {
+  std::ifstream in(cache_path(dir, key), std::ios::binary);
+  if (!in) return std::nullopt;
+  auto reject = [] {
+    ++counters.disk_rejects;
+    return std::nullopt;
+  };
+  in.seekg(0, std::ios::end);
+  auto size = static_cast<uint64_t>(std::max<std::streamoff>(in.tellg(), 0));
+  in.seekg(0);
+  FileHeader h;
+  if (size < sizeof h || !in.read(reinterpret_cast<char*>(&h), sizeof h)) return reject();
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kFormatVersion ||
+      h.key_size != key.size() || h.cubin_size > size ||
+      sizeof h + h.key_size + h.cubin_size != size)
+    return reject();
+  std::string stored_key(h.key_size, '\0'), cubin(h.cubin_size, '\0');
+  if (!in.read(stored_key.data(), static_cast<std::streamsize>(stored_key.size())) ||
+      !in.read(cubin.data(), static_cast<std::streamsize>(cubin.size())))
+    return reject();
+  if (stored_key != key || fnv1a(cubin, fnv1a(stored_key)) != h.checksum ||
+      cubin.compare(0, 4, "\x7f" "ELF") != 0)
+    return reject();
+  return cubin;
+}
+
+/// Stores a cubin: written under a unique temporary name, then renamed over the final name
+/// (atomic on POSIX), so a reader sees the old file, the new one, or none. Failures (a
+/// read-only or full disk) only cost a recompile later.
+void write_cached(const std::string& dir, const std::string& key, const std::string& cubin) {
+  static std::atomic<uint64_t> serial{0};
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::string path = cache_path(dir, key);
+  std::string temporary = path + ".tmp." + std::to_string(getpid()) + "." +
+                          std::to_string(serial.fetch_add(1));
+  FileHeader h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.version = kFormatVersion;
+  h.key_size = key.size();
+  h.cubin_size = cubin.size();
+  h.checksum = fnv1a(cubin, fnv1a(key));
+  bool ok;
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    out.write(key.data(), static_cast<std::streamsize>(key.size()));
+    out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+    out.close();
+    ok = !out.fail();
+  }
+  if (ok && std::rename(temporary.c_str(), path.c_str()) == 0) {
+    ++counters.disk_writes;
+    return;
+  }
+  std::remove(temporary.c_str());
+}
+
+// ---- the memory caches -------------------------------------------------------------------
+
+/// A function found by (device, name, source text or family key, options).
+struct FunctionEntry {
+  int device;
+  bool keyed;  ///< text is a family's key, not a source
+  std::string name, text;
+  std::vector<std::string> options;
+  CUfunction function;
+};
+
+struct Caches {
+  std::shared_mutex mutex;
+  std::unordered_map<uint64_t, std::vector<FunctionEntry>> functions;
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> cubins;  // by key
+  std::array<std::unordered_map<std::string, CUmodule>, kMaxDevices> modules;  // by key
+  std::vector<CUmodule> retired;  // forgotten by clear_jit_memory_cache, still loaded
+  std::array<std::string, kMaxDevices> archs;
+};
+
+Caches& caches() {
+  static Caches* c = new Caches;  // never destroyed: modules may outlive static teardown
+  return *c;
+}
+
+uint64_t function_hash(int device, bool keyed, std::string_view name, std::string_view text,
+                       const std::vector<std::string>& options) {
+  std::hash<std::string_view> hash;
+  uint64_t h = hash(text) * 31 + hash(name);
+  for (const std::string& o : options) h = h * 31 + hash(o);
+  return h * 131 + static_cast<uint64_t>(device) * 2 + keyed;
+}
+
+CUfunction find_function(uint64_t h, int device, bool keyed, std::string_view name,
+                         std::string_view text, const std::vector<std::string>& options) {
+  Caches& c = caches();
+  std::shared_lock lock(c.mutex);
+  auto it = c.functions.find(h);
+  if (it == c.functions.end()) return nullptr;
+  for (const FunctionEntry& e : it->second)
+    if (e.device == device && e.keyed == keyed && e.name == name && e.text == text &&
+        e.options == options)
+      return e.function;
+  return nullptr;
+}
+
+void remember_function(uint64_t h, FunctionEntry entry) {
+  Caches& c = caches();
+  std::unique_lock lock(c.mutex);
+  auto& bucket = c.functions[h];
+  for (const FunctionEntry& e : bucket)
+    if (e.device == entry.device && e.keyed == entry.keyed && e.name == entry.name &&
+        e.text == entry.text && e.options == entry.options)
+      return;
+  bucket.push_back(std::move(entry));
+}
+
+std::shared_ptr<const std::string> cubin_for(const std::string& key, const KernelSource& source,
+                                             const std::string& arch, const std::string& name) {
+  Caches& c = caches();
+  {
+    std::shared_lock lock(c.mutex);
+    if (auto it = c.cubins.find(key); it != c.cubins.end()) {
+      ++counters.memory_hits;
+      return it->second;
+    }
+  }
+  // Note: compiled outside the lock, so threads compiling different kernels do not wait
+  // for each other; two threads asking for the same new kernel both compile it, once.
+  std::string dir = kernel_cache_dir();
+  std::optional<std::string> cubin;
+  if (!dir.empty()) cubin = read_cached(dir, key);
+  if (cubin) {
+    ++counters.disk_hits;
+  } else {
+    cubin = compile_cubin(source, arch, name);
+    if (!dir.empty()) write_cached(dir, key, *cubin);
+  }
+  auto shared = std::make_shared<const std::string>(std::move(*cubin));
+  std::unique_lock lock(c.mutex);
+  return c.cubins.emplace(key, std::move(shared)).first->second;
+}
+
+CUmodule module_for(int device, const std::string& key, const std::string& cubin,
+                    const std::string& name) {
+  Caches& c = caches();
+  std::unique_lock lock(c.mutex);
+  auto& modules = c.modules[device];
+  if (auto it = modules.find(key); it != modules.end()) return it->second;
+  CUmodule module = nullptr;
+  CUresult r = driver().cuModuleLoadData(&module, cubin.data());
+  if (r != CUDA_SUCCESS)
+    throw CudaError("loading kernel '" + name + "' (a cubin for " + c.archs[device] +
+                    " from NVRTC " + nvrtc_version() + ") on cuda:" + std::to_string(device) +
+                    " failed: " + error_text(r) +
+                    " (is NVRTC newer than the driver, driver version " +
+                    std::to_string(status().driver_version) + "?)");
+  modules.emplace(key, module);
+  return module;
+}
+
+CUfunction load_function(int device, const KernelSource& source, const std::string& name) {
+  const std::string& arch = device_arch(device);
+  std::string key = cubin_key(source, arch);
+  std::shared_ptr<const std::string> cubin = cubin_for(key, source, arch, name);
+  activate(device);
+  CUmodule module = module_for(device, key, *cubin, name);
+  CUfunction function = nullptr;
+  CUresult r = driver().cuModuleGetFunction(&function, module, name.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND)
+    throw CudaError("kernel '" + name + "' is not defined by its source (a kernel needs "
+                    "extern \"C\" linkage to be found by name)");
+  check(r, "cuModuleGetFunction");
+  return function;
+}
+
+/// CudaError unless NVRTC can compile for arch ("sm_90", "sm_90a").
+void check_arch(const NvrtcApi& api, const std::string& arch) {
+  int number = 0;
+  if (arch.size() < 4 || arch.compare(0, 3, "sm_") != 0 ||
+      std::sscanf(arch.c_str() + 3, "%d", &number) != 1)
+    throw CudaError("'" + arch + "' is not a GPU architecture (expected one like 'sm_90')");
+  int count = 0;
+  nvrtc_check(api.nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  std::vector<int> archs(static_cast<size_t>(std::max(count, 0)));
+  nvrtc_check(api.nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  if (std::find(archs.begin(), archs.end(), number) != archs.end()) return;
+  std::string supported;
+  for (int a : archs) supported += (supported.empty() ? "sm_" : ", sm_") + std::to_string(a);
+  throw CudaError("NVRTC " + nvrtc_version() + " cannot compile for " + arch +
+                  " (it supports " + supported + "); a newer nvidia-cuda-nvrtc may");
+}
+
+}  // namespace
+
+std::string nvrtc_version() {
+  const NvrtcApi& api = nvrtc();
+  return std::to_string(api.major) + "." + std::to_string(api.minor);
+}
+
+std::string kernel_cache_dir() {
+  const char* off = std::getenv("XPURUNTIME_DISABLE_KERNEL_CACHE");
+  if (off && *off && std::strcmp(off, "0") != 0) return "";
+  if (const char* dir = std::getenv("XPURUNTIME_CACHE_DIR"); dir && *dir)
+    return std::string(dir) + "/kernels";
+  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir)
+    return std::string(dir) + "/xpuruntime/kernels";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/xpuruntime/kernels";
+  return "";
+}
+
+std::string compile_cubin(const KernelSource& source, const std::string& arch,
+                          const std::string& name) {
+  const NvrtcApi& api = nvrtc();
+  check_arch(api, arch);
+  std::vector<const char*> header_texts, header_names;
+  for (const EmbeddedHeader& h : embedded_headers()) {
+    header_names.push_back(h.name);
+    header_texts.push_back(h.text);
+  }
+  std::vector<std::string> options = full_options(source, arch);
+  std::vector<const char*> option_ptrs;
+  for (const std::string& o : options) option_ptrs.push_back(o.c_str());
+  std::string label = name.empty() ? "kernel" : name;
+  std::string program_name = label + ".cu";
+
+  nvrtcProgram program = nullptr;
+  nvrtc_check(api.nvrtcCreateProgram(&program, source.source.c_str(), program_name.c_str(),
+                                     static_cast<int>(header_names.size()), header_texts.data(),
+                                     header_names.data()),
+              "nvrtcCreateProgram");
+  std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(
+      &program, [](nvrtcProgram* p) { nvrtc().nvrtcDestroyProgram(p); });
+  nvrtcResult result =
+      api.nvrtcCompileProgram(program, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  ++counters.compiles;
+  if (result != NVRTC_SUCCESS) {
+    size_t size = 0;
+    std::string log;
+    if (api.nvrtcGetProgramLogSize(program, &size) == NVRTC_SUCCESS && size > 1) {
+      log.resize(size);
+      if (api.nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) log.clear();
+      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    }
+    const char* reason = api.nvrtcGetErrorString(result);
+    throw CudaError("NVRTC " + nvrtc_version() + " could not compile kernel '" + label +
+                    "' for " + arch + " (" + (reason ? reason : "error") + "):\n" + log);
+  }
+  size_t size = 0;
+  nvrtc_check(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+  std::string cubin(size, '\0');
+  nvrtc_check(api.nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN");
+  return cubin;
+}
+
+std::string cached_cubin(const KernelSource& source, const std::string& arch,
+                         const std::string& name) {
+  return *cubin_for(cubin_key(source, arch), source, arch, name);
+}
+
+const std::string& device_arch(int device) {
+  Caches& c = caches();
+  if (device >= 0 && device < kMaxDevices) {
+    std::shared_lock lock(c.mutex);
+    if (!c.archs[device].empty()) return c.archs[device];
+  }
+  activate(device);  // checks the index
+  CUdevice handle;
+  XRT_CU(cuDeviceGet, &handle, device);
+  int major = 0, minor = 0;
+  XRT_CU(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle);
+  XRT_CU(cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle);
+  std::unique_lock lock(c.mutex);
+  c.archs[device] = "sm_" + std::to_string(major * 10 + minor);
+  return c.archs[device];
+}
+
+CUfunction jit_function(int device, const KernelSource& source, const std::string& name) {
+  uint64_t h = function_hash(device, false, name, source.source, source.options);
+  if (CUfunction f = find_function(h, device, false, name, source.source, source.options)) {
+    ++counters.memory_hits;
+    return f;
+  }
+  CUfunction f = load_function(device, source, name);
+  remember_function(h, {device, false, name, source.source, source.options, f});
+  return f;
+}
+
+namespace detail {
+
+CUfunction find_keyed_function(int device, std::string_view key, std::string_view name) {
+  static const std::vector<std::string> no_options;
+  uint64_t h = function_hash(device, true, name, key, no_options);
+  CUfunction f = find_function(h, device, true, name, key, no_options);
+  if (f) ++counters.memory_hits;
+  return f;
+}
+
+CUfunction add_keyed_function(int device, std::string_view key, const KernelSource& source,
+                              std::string_view name) {
+  std::string kernel(name);
+  CUfunction f = load_function(device, source, kernel);
+  remember_function(function_hash(device, true, name, key, {}),
+                    {device, true, kernel, std::string(key), {}, f});
+  return f;
+}
+
+}  // namespace detail
+
+void launch(CUfunction fn, Dim3 grid, Dim3 block, size_t shared_bytes, CUstream stream,
+            void** args) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  check(driver().cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                static_cast<unsigned>(shared_bytes), stream, args, nullptr),
+        "cuLaunchKernel");
+}
+
+JitCacheInfo jit_cache_info() {
+  JitCacheInfo info;
+  info.compiles = counters.compiles.load();
+  info.memory_hits = counters.memory_hits.load();
+  info.disk_hits = counters.disk_hits.load();
+  info.disk_writes = counters.disk_writes.load();
+  info.disk_rejects = counters.disk_rejects.load();
+  return info;
+}
+
+void clear_jit_memory_cache() {
+  Caches& c = caches();
+  std::unique_lock lock(c.mutex);
+  c.functions.clear();
+  c.cubins.clear();
+  for (auto& modules : c.modules) {
+    for (auto& [key, module] : modules) c.retired.push_back(module);
+    modules.clear();
+  }
+}
+
+}  // namespace xrt::cuda
