@@ -8,7 +8,9 @@ measured in the same run; prints times, bandwidth and ratios (needs a GPU, torch
 
 Operands are created by PyTorch and shared with xpuruntime and CuPy through DLPack, so all
 three read the same memory. Out-of-place results include each library's allocation; the
-in-place rows (`x += y`) isolate the kernel where an allocator is not caching yet.
+in-place rows (`x += y`) isolate the kernel where an allocator is not caching yet, and the
+"kernel" column gives xpuruntime's kernel time alone, from the CUDA profiler (CUPTI via
+torch.profiler, which records every kernel of the process).
 
     python benchmarks/bench_cuda_elementwise.py [--repeat 20]
 """
@@ -53,16 +55,38 @@ def host_us(fn, calls=20000):
     return best
 
 
+def kernel_ms(fn, prefix="xrt_ew_", calls=10):
+    """Device time of the kernels named prefix* per fn() call, from the profiler; None when
+    the profiler is unavailable."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        fn()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+        total = 0.0
+        for e in prof.key_averages():
+            if e.key.startswith(prefix):
+                total += getattr(e, "device_time_total", None) or e.cuda_time_total
+        return total / calls / 1e3 if total else None
+    except Exception as error:  # noqa: BLE001 - a measurement, not a test
+        print("profiler unavailable:", error)
+        return None
+
+
 def row(name, bytes_moved, times):
     line = f"{name:34s}"
     for lib, ms in times.items():
         line += f" {lib} {ms * 1e3:9.1f} us"
         if bytes_moved:
             line += f" {bytes_moved / ms / 1e9:5.2f} TB/s"
-    if "xrt" in times:
+    ours = "xrt kernel" if "xrt kernel" in times else "xrt"
+    if ours in times:
         for peer in ("torch", "cupy"):
             if peer in times:
-                line += f" | xrt/{peer} speed {times[peer] / times['xrt']:.3f}x"
+                line += f" | {ours}/{peer} speed {times[peer] / times[ours]:.3f}x"
     print(line, flush=True)
 
 
@@ -95,6 +119,9 @@ def main():
             times = {}
             if fx:
                 times["xrt"] = device_ms(fx, args.repeat)
+                kernel = kernel_ms(fx)
+                if kernel:
+                    times["xrt kernel"] = kernel
             times["torch"] = device_ms(ft, args.repeat)
             times["cupy"] = device_ms(fc, args.repeat)
             row(f"{name} 2^{log_n} float32", moved, times)
