@@ -73,7 +73,8 @@ template <int NARGS> struct DenseArgs {
 template <class T, int N, bool SCALAR> struct DenseInput {
   const T* base;
   T value;
-  __device__ __forceinline__ explicit DenseInput(const char* p) : base(reinterpret_cast<const T*>(p)) {
+  __device__ __forceinline__ explicit DenseInput(const char* p)
+      : base(reinterpret_cast<const T*>(p)) {
     if constexpr (SCALAR) value = *base;
   }
   __device__ __forceinline__ Vector<T, N> load(i64 step) const {
@@ -136,7 +137,8 @@ __device__ __forceinline__ void dense_kernel(const DenseArgs<4>& a) {
   if (VEC > 1 && blockIdx.x == 0) {
     i64 i = steps * VEC + threadIdx.x;
     if (i < a.n) {
-      reinterpret_cast<Out*>(a.ptr[0])[i] = Fn::call(x0.load_one(i), x1.load_one(i), x2.load_one(i));
+      reinterpret_cast<Out*>(a.ptr[0])[i] =
+          Fn::call(x0.load_one(i), x1.load_one(i), x2.load_one(i));
     }
   }
 }

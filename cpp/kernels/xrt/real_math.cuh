@@ -134,15 +134,21 @@ template <class R> XRT_FN bool isinf(R x) {
 }
 template <class R> XRT_FN bool isfinite(R x) { return fabs(x) <= limits<R>::max(); }
 
-// Note: CUDA's hypot overflows for results near the largest finite value (hypot(1, DBL_MAX)
-// is inf); halving both operands is exact, and so is doubling the result.
+// Note: CUDA's double hypot is wrong at the ends of the range: hypot(1, DBL_MAX) and
+// hypot(0.5, DBL_MAX / 2) are inf (measured on an H100; the reciprocal of the result it goes
+// through is subnormal there), and the same can happen for subnormal results. A result
+// beyond 2^1000 or below 2^-1000 (inf and 0 included) is computed again on operands scaled
+// by 2^-600 or 2^600 (exact), which CUDA gets right, and scaled back. float results halve
+// their operands on overflow, which the same tests found enough.
 XRT_FN float hypot(float x, float y) {
   float r = ::hypotf(x, y);
   return isinf(r) && isfinite(x) && isfinite(y) ? 2 * ::hypotf(0.5f * x, 0.5f * y) : r;
 }
 XRT_FN double hypot(double x, double y) {
   double r = ::hypot(x, y);
-  return isinf(r) && isfinite(x) && isfinite(y) ? 2 * ::hypot(0.5 * x, 0.5 * y) : r;
+  if (r > 0x1p1000) return ::hypot(x * 0x1p-600, y * 0x1p-600) * 0x1p600;
+  if (r < 0x1p-1000) return ::hypot(x * 0x1p600, y * 0x1p600) * 0x1p-600;
+  return r;
 }
 
 /// -x by its sign bit, NaN included (the device's neg may not flip a NaN's sign, while x86's

@@ -55,8 +55,8 @@ struct OpSpec {
   bool math;                    ///< calls the math library: no unrolling, see max_vector
 };
 
-// The ops whose functions are long; for complex operands most are (complex64 computes in
-// double), see `vector_elements` below.
+// The ops whose functions are long (they call the math library, and complex64 computes in
+// double): one vector per thread, and one element per vector for complex (max_vector).
 bool calls_math(std::string_view name) {
   constexpr std::string_view names[] = {
       "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1",
@@ -374,7 +374,8 @@ void register_elementwise_kernels(KernelRegistry& registry) {
     info.op = kernel->spec().name;
     info.name = "nvrtc";
     info.device = DeviceType::CUDA;
-    info.description = "NVRTC kernel: 16-byte vector loads on dense operands, collapsed strides otherwise";
+    info.description =
+        "NVRTC kernel: 16-byte vector loads on dense operands, collapsed strides otherwise";
     if (kernel->spec().family != Family::Where) {
       OpSpec spec = kernel->spec();
       info.supports = [spec](const DTypeSignature& s) { return has_kernel(spec, s.dtypes[0]); };
