@@ -188,5 +188,6 @@ NB_MODULE(_core, m) {
   bind_linalg(m);
   bind_cuda(m);
   bind_cuda_jit(m);
+  bind_cuda_memory(m);
   bind_cuda_elementwise(m);
 }

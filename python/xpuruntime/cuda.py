@@ -61,3 +61,7 @@ from ._cuda_runtime import (  # noqa: E402,F401
     stream,
     synchronize,
 )
+
+
+# ---- Memory (the caching allocator, pinned memory): see _memory.py ----
+from ._memory import *  # noqa: E402,F401,F403

@@ -2,7 +2,7 @@
 //
 // - One job at a time: a second caller (another Python thread) runs its loop inline
 //   rather than wait, and so does a nested call from inside a task.
-// - Workers take chunk indices from an atomic counter; the caller works too.
+// - Workers take chunks from an atomic counter; the caller works too.
 // - After fork() the child gets a fresh pool on first use (the parent's threads do not
 //   exist there).
 #include "cpu/thread_pool.h"
@@ -11,6 +11,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -23,6 +24,30 @@ namespace {
 
 thread_local bool inside_task = false;
 
+constexpr auto kWorkerSpin = std::chrono::microseconds(30);
+constexpr auto kCallerSpin = std::chrono::microseconds(30);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins until done() holds or the time runs out; true when done() holds.
+template <class Done>
+bool spin_until(Done&& done, std::chrono::microseconds limit) {
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    for (int i = 0; i < 32; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() - start > limit) return done();
+  }
+}
+
 int default_threads() {
   if (const char* env = std::getenv("XPURUNTIME_NUM_THREADS")) {
     int n = std::atoi(env);
@@ -34,6 +59,13 @@ int default_threads() {
   return n ? static_cast<int>(n) : 1;
 }
 
+// Note [Never waiting for a late worker]: a job is a generation number and a chunk count.
+// Chunks are claimed from one atomic word holding (generation << 32 | next chunk), so a
+// worker that wakes after its job ended can claim nothing (not even a chunk of the next job),
+// and the caller waits only for the chunks, never for workers to wake or to be scheduled:
+// on a loaded machine the caller simply does the chunks itself. Workers spin briefly after a
+// job before sleeping (waking a sleeping thread costs 10-50 us on a virtual machine, more
+// than an add of 1e5 floats), and the caller spins briefly before it sleeps.
 class Pool {
  public:
   explicit Pool(int workers) {
@@ -42,7 +74,7 @@ class Pool {
   ~Pool() {
     {
       std::lock_guard lock(mutex_);
-      stopping_ = true;
+      stopping_.store(true);
     }
     wake_.notify_all();
     for (auto& t : threads_) t.join();
@@ -52,22 +84,29 @@ class Pool {
   void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
     std::unique_lock job_lock(job_mutex_, std::try_to_lock);
     if (!job_lock.owns_lock()) return run_inline(n, grain, fn);
+    Job job{&fn, n, grain, (n + grain - 1) / grain, 0};
+    if (job.chunks >= (int64_t{1} << 31)) return run_inline(n, grain, fn);
+    bool sleeping;
     {
       std::lock_guard lock(mutex_);
-      fn_ = &fn;
-      n_ = n;
-      grain_ = grain;
-      chunks_ = (n + grain - 1) / grain;
-      next_.store(0);
+      job.generation = (generation_.load() + 1) & 0xffffffffu;
+      job_ = job;
       error_ = nullptr;
-      busy_ = static_cast<int>(threads_.size());
-      ++generation_;
+      done_chunks_.store(0);
+      next_.store(job.generation << 32);
+      generation_.store(job.generation, std::memory_order_release);
+      sleeping = sleepers_ > 0;
     }
-    wake_.notify_all();
-    take_chunks();
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return busy_ == 0; });
-    fn_ = nullptr;
+    if (sleeping) wake_.notify_all();
+    take_chunks(job);
+    auto finished = [&] { return done_chunks_.load(std::memory_order_acquire) >= job.chunks; };
+    if (!spin_until(finished, kCallerSpin)) {
+      std::unique_lock lock(mutex_);
+      caller_waiting_ = true;
+      finished_.wait(lock, finished);
+      caller_waiting_ = false;
+    }
+    std::lock_guard lock(mutex_);
     if (error_) std::rethrow_exception(error_);
   }
 
@@ -77,48 +116,77 @@ class Pool {
   }
 
  private:
-  void take_chunks() {
+  struct Job {
+    const std::function<void(int64_t, int64_t)>* fn;
+    int64_t n, grain, chunks;
+    uint64_t generation;
+  };
+
+  // Claims chunks of `job` until none is left; a claim of another generation fails.
+  void take_chunks(const Job& job) {
     inside_task = true;
     for (;;) {
-      int64_t chunk = next_.fetch_add(1);
-      if (chunk >= chunks_) break;
-      int64_t begin = chunk * grain_;
+      uint64_t word = next_.load(std::memory_order_relaxed);
+      int64_t chunk;
+      do {
+        if ((word >> 32) != job.generation) return void(inside_task = false);
+        chunk = static_cast<int64_t>(word & 0xffffffffu);
+        if (chunk >= job.chunks) return void(inside_task = false);
+      } while (!next_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel));
+      int64_t finished = 1;
       try {
-        (*fn_)(begin, std::min(n_, begin + grain_));
+        int64_t begin = chunk * job.grain;
+        (*job.fn)(begin, std::min(job.n, begin + job.grain));
       } catch (...) {
         std::lock_guard lock(mutex_);
         if (!error_) error_ = std::current_exception();
-        next_.store(chunks_);
+        // The unclaimed chunks will never run: count them as finished.
+        uint64_t rest = next_.exchange((job.generation << 32) | uint64_t(job.chunks));
+        if ((rest >> 32) == job.generation)
+          finished += job.chunks - static_cast<int64_t>(rest & 0xffffffffu);
+      }
+      if (done_chunks_.fetch_add(finished, std::memory_order_acq_rel) + finished >= job.chunks) {
+        std::lock_guard lock(mutex_);
+        if (caller_waiting_) finished_.notify_one();
       }
     }
-    inside_task = false;
   }
 
   void work() {
     uint64_t seen = 0;
+    auto job_or_stop = [&] {
+      return stopping_.load(std::memory_order_acquire) ||
+             generation_.load(std::memory_order_acquire) != seen;
+    };
     for (;;) {
+      Job job;
       {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-        if (stopping_) return;
-        seen = generation_;
+        if (!spin_until(job_or_stop, kWorkerSpin)) {
+          std::unique_lock lock(mutex_);
+          ++sleepers_;
+          wake_.wait(lock, job_or_stop);
+          --sleepers_;
+        }
+        std::lock_guard lock(mutex_);  // a consistent copy of the job
+        if (stopping_.load()) return;
+        job = job_;
+        seen = generation_.load();
       }
-      take_chunks();
-      std::lock_guard lock(mutex_);
-      if (--busy_ == 0) done_.notify_one();
+      take_chunks(job);
     }
   }
 
   std::vector<std::thread> threads_;
   std::mutex job_mutex_;  // one job at a time
   std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  bool stopping_ = false;
-  uint64_t generation_ = 0;
-  int busy_ = 0;
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
-  int64_t n_ = 0, grain_ = 1, chunks_ = 0;
-  std::atomic<int64_t> next_{0};
+  std::condition_variable wake_, finished_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> next_{0};  // generation << 32 | next chunk
+  std::atomic<int64_t> done_chunks_{0};
+  Job job_{};
+  int sleepers_ = 0;             // workers blocked on wake_ (guarded by mutex_)
+  bool caller_waiting_ = false;  // guarded by mutex_
   std::exception_ptr error_;
 };
 

@@ -1,102 +1,238 @@
-// cpp/src/cuda/allocator.cpp: device memory for tensors.
-// Note: plain cuMemAlloc/cuMemFree for now; the caching allocator replaces this. The capture
-// pools here are the least that keeps a graph's memory alive: buffers allocated while
-// capturing are parked, not freed, when they die, until the graph releases its pool.
+// cpp/src/cuda/allocator.cpp: the allocator of each device (caching by default, or
+// stream-ordered), created on first use and kept for the life of the process.
 #include "cuda/allocator.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <mutex>
-#include <vector>
 
-#include "cuda/graph.h"
+#include "cuda/pinned_memory.h"
+#include "cuda/raw_memory.h"
 #include "cuda/runtime.h"
+#include "cuda/stream_ordered_allocator.h"
+#include "xpuruntime/errors.h"
 
 namespace xrt::cuda {
 namespace {
 
-struct CapturePool {
-  int device;
-  uint64_t graph_id;
-  CUstream stream;
-  bool capturing = true;
-  bool released = false;
-  std::vector<CUdeviceptr> parked;  ///< dead buffers the graph may still use
+struct CachingDevice {
+  explicit CachingDevice(int device)
+      : memory(device), allocator(memory, "cuda:" + std::to_string(device)) {}
+  DeviceMemory memory;
+  CachingAllocator allocator;
 };
 
-std::mutex pools_mutex;
-std::vector<std::shared_ptr<CapturePool>> pools;
+// Note: never destroyed: tensors may be freed during interpreter shutdown, after static
+// destructors would have run.
+std::atomic<CachingDevice*> caching_devices[kMaxDevices];
+std::atomic<StreamOrderedAllocator*> stream_ordered_devices[kMaxDevices];
+std::mutex setup_mutex;
+std::atomic<int> chosen_kind{-1};
+std::atomic<bool> allocated{false};
 
-struct Block {
-  int device;
-  std::shared_ptr<CapturePool> pool;
-};
+// -1: the calling thread's current device.
+int resolve(int device) { return device == -1 ? current_device() : device; }
 
-void free_block(void* data, void* context) {
-  auto* block = static_cast<Block*>(context);
-  auto ptr = reinterpret_cast<CUdeviceptr>(data);
-  {
-    std::lock_guard lock(pools_mutex);
-    if (block->pool && !block->pool->released) {
-      block->pool->parked.push_back(ptr);
-      delete block;
-      return;
-    }
+CachingAllocator& caching(int device) {
+  if (device < 0 || device >= kMaxDevices) check_device(device);
+  CachingDevice* d = caching_devices[device].load(std::memory_order_acquire);
+  if (d) return d->allocator;
+  check_device(device);
+  std::lock_guard lock(setup_mutex);
+  d = caching_devices[device].load();
+  if (!d) {
+    d = new CachingDevice(device);
+    caching_devices[device].store(d, std::memory_order_release);
   }
+  return d->allocator;
+}
+
+StreamOrderedAllocator& stream_ordered(int device) {
+  if (device < 0 || device >= kMaxDevices) check_device(device);
+  StreamOrderedAllocator* a = stream_ordered_devices[device].load(std::memory_order_acquire);
+  if (a) return *a;
+  check_device(device);
+  std::lock_guard lock(setup_mutex);
+  a = stream_ordered_devices[device].load();
+  if (!a) {
+    a = new StreamOrderedAllocator(device);
+    stream_ordered_devices[device].store(a, std::memory_order_release);
+  }
+  return *a;
+}
+
+void free_cached(void*, void* context) {
+  auto* block = static_cast<CachedBlock*>(context);
   try {
-    activate(block->device);
-    RelaxedCaptureMode relaxed;
-    driver().cuMemFree(ptr);
+    CachingAllocator::owner(block).free(block);
   } catch (...) {
   }
-  delete block;
 }
 
-std::shared_ptr<CapturePool> capturing_pool(int device, CUstream stream) {
-  std::lock_guard lock(pools_mutex);
-  for (auto& p : pools)
-    if (p->capturing && p->device == device && p->stream == stream) return p;
-  return nullptr;
+void free_stream_ordered(void*, void* context) {
+  auto* block = static_cast<StreamOrderedAllocator::Block*>(context);
+  try {
+    block->owner->free(block);
+  } catch (...) {
+  }
 }
+
+Device cuda_device(int device) { return Device{DeviceType::CUDA, static_cast<int16_t>(device)}; }
 
 }  // namespace
 
-std::shared_ptr<Storage> allocate_storage(size_t nbytes, int device, CUstream stream) {
-  std::shared_ptr<CapturePool> pool = capturing_pool(device, stream);
-  CUdeviceptr ptr = 0;
-  {
-    RelaxedCaptureMode relaxed;  // cuMemAlloc is not a stream operation: allowed in capture
-    XRT_CU(cuMemAlloc, &ptr, nbytes == 0 ? 1 : nbytes);
+AllocatorKind parse_allocator_kind(const std::string& name) {
+  if (name == "caching") return AllocatorKind::Caching;
+  if (name == "stream_ordered") return AllocatorKind::StreamOrdered;
+  throw ValueError("unknown CUDA allocator '" + name +
+                   "' (expected 'caching' or 'stream_ordered')");
+}
+
+const char* allocator_name(AllocatorKind kind) {
+  return kind == AllocatorKind::Caching ? "caching" : "stream_ordered";
+}
+
+AllocatorKind allocator_kind() {
+  int kind = chosen_kind.load(std::memory_order_acquire);
+  if (kind >= 0) return static_cast<AllocatorKind>(kind);
+  std::lock_guard lock(setup_mutex);
+  if (chosen_kind.load() < 0) {
+    const char* env = std::getenv("XPURUNTIME_CUDA_ALLOCATOR");
+    AllocatorKind k = env && *env ? parse_allocator_kind(env) : AllocatorKind::Caching;
+    chosen_kind.store(static_cast<int>(k), std::memory_order_release);
   }
-  return Storage::wrap(reinterpret_cast<void*>(ptr), nbytes, Device{DeviceType::CUDA,
-                       static_cast<int16_t>(device)}, &free_block,
-                       new Block{device, std::move(pool)}, false);
+  return static_cast<AllocatorKind>(chosen_kind.load());
 }
 
+void set_allocator(AllocatorKind kind) {
+  std::lock_guard lock(setup_mutex);
+  if (allocated.load() && chosen_kind.load() != static_cast<int>(kind))
+    throw ValueError(std::string("the CUDA allocator is chosen before the first CUDA "
+                                 "allocation; this process already uses '") +
+                     allocator_name(static_cast<AllocatorKind>(chosen_kind.load())) + "'");
+  chosen_kind.store(static_cast<int>(kind), std::memory_order_release);
+}
+
+std::shared_ptr<Storage> allocate_storage(size_t nbytes, int device, CUstream stream) {
+  AllocatorKind kind = allocator_kind();
+  if (!allocated.load(std::memory_order_relaxed)) allocated.store(true);
+  if (kind == AllocatorKind::StreamOrdered) {
+    StreamOrderedAllocator::Block* block = stream_ordered(device).allocate(nbytes, stream);
+    return Storage::wrap(reinterpret_cast<void*>(block->ptr), nbytes, cuda_device(device),
+                         &free_stream_ordered, block, false);
+  }
+  CachedBlock* block = caching(device).allocate(nbytes, reinterpret_cast<StreamId>(stream));
+  return Storage::wrap(CachingAllocator::data(block), nbytes, cuda_device(device),
+                       &free_cached, block, false);
+}
+
+void record_stream(const Storage& storage, StreamHandle handle) {
+  auto stream = reinterpret_cast<CUstream>(handle);
+  if (storage.device().type != DeviceType::CUDA) return;
+  int device = storage.device().index;
+  if (allocator_kind() == AllocatorKind::StreamOrdered) {
+    if (StreamOrderedAllocator* a = stream_ordered_devices[device].load())
+      a->record_stream(reinterpret_cast<CUdeviceptr>(storage.data()), stream);
+    return;
+  }
+  CachingDevice* d = caching_devices[device].load();
+  if (!d) return;
+  CachedBlock* block = d->allocator.find(storage.data());
+  if (block && CachingAllocator::data(block) == storage.data())
+    d->allocator.record_stream(block, reinterpret_cast<StreamId>(stream));
+}
+
+MemoryStats memory_stats(int device) {
+  device = resolve(device);
+  if (allocator_kind() == AllocatorKind::StreamOrdered) return stream_ordered(device).stats();
+  return caching(device).stats();
+}
+
+std::string memory_summary(int device) {
+  device = resolve(device);
+  if (allocator_kind() == AllocatorKind::StreamOrdered)
+    return format_summary(stream_ordered(device).stats(),
+                          "cuda:" + std::to_string(device) + " (stream-ordered)");
+  return caching(device).summary();
+}
+
+std::vector<SegmentInfo> memory_snapshot(int device) {
+  device = resolve(device);
+  if (allocator_kind() == AllocatorKind::StreamOrdered) {
+    check_device(device);
+    return {};
+  }
+  return caching(device).snapshot();
+}
+
+void empty_cache() {
+  for (int device = 0; device < kMaxDevices; ++device) {
+    if (CachingDevice* d = caching_devices[device].load()) d->allocator.empty_cache();
+    if (StreamOrderedAllocator* a = stream_ordered_devices[device].load()) a->empty_cache();
+  }
+  empty_pinned_cache();
+}
+
+void reset_peak_memory_stats(int device) {
+  device = resolve(device);
+  if (allocator_kind() == AllocatorKind::StreamOrdered)
+    return stream_ordered(device).reset_peak_stats();
+  caching(device).reset_peak_stats();
+}
+
+void reset_accumulated_memory_stats(int device) {
+  device = resolve(device);
+  if (allocator_kind() == AllocatorKind::StreamOrdered)
+    return stream_ordered(device).reset_accumulated_stats();
+  caching(device).reset_accumulated_stats();
+}
+
+void set_memory_limit(int device, size_t bytes) {
+  device = resolve(device);
+  if (allocator_kind() == AllocatorKind::StreamOrdered)
+    return stream_ordered(device).set_limit(bytes);
+  caching(device).set_limit(bytes);
+}
+
+void set_memory_fraction(int device, double fraction) {
+  device = resolve(device);
+  if (!(fraction > 0.0 && fraction <= 1.0))
+    throw ValueError("the memory fraction must be in (0, 1], got " + std::to_string(fraction));
+  check_device(device);
+  CUdevice handle;
+  XRT_CU(cuDeviceGet, &handle, device);
+  size_t total = 0;
+  XRT_CU(cuDeviceTotalMem, &total, handle);
+  set_memory_limit(device, static_cast<size_t>(fraction * static_cast<double>(total)));
+}
+
+void begin_private_pool(int device, PoolId id, StreamHandle stream) {
+  device = resolve(device);
+  if (allocator_kind() == AllocatorKind::StreamOrdered) return check_device(device);
+  caching(device).begin_private_pool(id, stream);
+}
+
+void end_private_pool(int device, PoolId id) {
+  device = resolve(device);
+  if (allocator_kind() == AllocatorKind::StreamOrdered) return check_device(device);
+  caching(device).end_private_pool(id);
+}
+
+void release_private_pool(int device, PoolId id) {
+  device = resolve(device);
+  if (allocator_kind() == AllocatorKind::StreamOrdered) return check_device(device);
+  caching(device).release_private_pool(id);
+}
+
+// The graph helper's names for the private pools (cuda/graph.cpp).
 void begin_capture_pool(int device, uint64_t graph_id, CUstream stream) {
-  std::lock_guard lock(pools_mutex);
-  pools.push_back(std::make_shared<CapturePool>(CapturePool{device, graph_id, stream}));
+  begin_private_pool(device, graph_id, reinterpret_cast<StreamHandle>(stream));
 }
 
-void end_capture_pool(int device, uint64_t graph_id) {
-  std::lock_guard lock(pools_mutex);
-  for (auto& p : pools)
-    if (p->device == device && p->graph_id == graph_id) p->capturing = false;
-}
+void end_capture_pool(int device, uint64_t graph_id) { end_private_pool(device, graph_id); }
 
 void release_capture_pool(int device, uint64_t graph_id) {
-  std::vector<CUdeviceptr> parked;
-  {
-    std::lock_guard lock(pools_mutex);
-    for (auto it = pools.begin(); it != pools.end(); ++it)
-      if ((*it)->device == device && (*it)->graph_id == graph_id) {
-        (*it)->released = true;
-        parked.swap((*it)->parked);
-        pools.erase(it);
-        break;
-      }
-  }
-  if (parked.empty()) return;
-  activate(device);
-  for (CUdeviceptr ptr : parked) driver().cuMemFree(ptr);
+  release_private_pool(device, graph_id);
 }
 
 }  // namespace xrt::cuda

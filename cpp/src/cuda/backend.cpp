@@ -3,6 +3,7 @@
 #include "cuda/allocator.h"
 #include "cuda/device_info.h"
 #include "cuda/graph.h"
+#include "cuda/host_copy.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/backend.h"
 #include "xpuruntime/cuda_loader.h"
@@ -26,16 +27,13 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
     activate(device);
     CUstream stream = current_stream(device);
     refuse_if_capturing(stream, "copying from the device to the host");
-    check(api.cuMemcpyDtoHAsync(dst, dptr(src), nbytes, stream), "cuMemcpyDtoHAsync");
-    check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+    copy_device_to_host(dst, dptr(src), nbytes, device, stream);
   } else if (src_device.is_cpu()) {
     int device = dst_device.index;
     activate(device);
-    refuse_if_capturing(current_stream(device), "copying from the host to the device");
-    // Note: from pageable memory the driver stages the bytes before it returns, so the
-    // caller may free or change src at once.
-    check(api.cuMemcpyHtoDAsync(dptr(dst), src, nbytes, current_stream(device)),
-          "cuMemcpyHtoDAsync");
+    CUstream stream = current_stream(device);
+    refuse_if_capturing(stream, "copying from the host to the device");
+    copy_host_to_device(dptr(dst), src, nbytes, device, stream);
   } else if (src_device == dst_device) {
     activate(dst_device.index);
     check(api.cuMemcpyDtoDAsync(dptr(dst), dptr(src), nbytes, current_stream(dst_device.index)),
