@@ -54,5 +54,6 @@ void bind_linalg(nb::module_& m);
 void bind_cuda(nb::module_& m);
 void bind_cuda_jit(nb::module_& m);
 void bind_cuda_memory(nb::module_& m);
+void bind_cuda_elementwise(nb::module_& m);
 
 }  // namespace xrt::py

@@ -189,4 +189,5 @@ NB_MODULE(_core, m) {
   bind_cuda(m);
   bind_cuda_jit(m);
   bind_cuda_memory(m);
+  bind_cuda_elementwise(m);
 }

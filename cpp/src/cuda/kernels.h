@@ -16,4 +16,11 @@ void register_host_fallback_kernels(KernelRegistry& registry);
 /// matmul (cublas, cublaslt, native) and vecdot (cublas, native): cuda/matmul_kernels.cpp.
 void register_matmul_kernels(KernelRegistry& registry);
 
+/// Every op of the elementwise tables, and where (Note [Elementwise launches]).
+void register_elementwise_kernels(KernelRegistry& registry);
+
+/// Compiles the dense kernel of every (op, dtype) of the family for device on `threads`
+/// threads (tests and benchmarks use it to pay NVRTC's time once, in parallel).
+void warm_elementwise_kernels(int device, unsigned threads);
+
 }  // namespace xrt::cuda

@@ -7,6 +7,7 @@ namespace xrt {
 
 void register_cuda_kernels(KernelRegistry& registry) {
   cuda::register_copy_kernels(registry);
+  cuda::register_elementwise_kernels(registry);
   cuda::register_reduction_kernels(registry);
   cuda::register_scan_kernels(registry);
   cuda::register_matmul_kernels(registry);

@@ -1,0 +1,184 @@
+// cpp/kernels/xrt/elementwise.cuh: the elementwise kernels, generic in the function applied
+// (a Fn: its operand types and `call`) and specialised by layout. The host
+// (cuda/elementwise_kernels.cpp) generates one small source per (op, dtype, layout) that
+// instantiates one of these as an extern "C" kernel.
+//
+// Layouts:
+//  - dense: every operand one contiguous run, or (inputs only) one value broadcast to all
+//    (SCALARS: a bit per input). VEC elements per thread and step, loaded and stored as
+//    one aligned vector of up to 16 bytes; UNROLL such steps issued together; the grid
+//    loops over the array.
+//  - strided: any byte strides (broadcast, transposed, negative), over ND dimensions
+//    collapsed by the host; I is the index type (32-bit where everything fits).
+#pragma once
+#include "xrt/elementwise_ops.cuh"
+
+namespace xrt::ew {
+
+/// The absent operand of a function with fewer than three inputs: never loaded.
+struct None {};
+
+/// Operand types and the function of a unary op on stored type T.
+template <class Op, class T> struct UnaryFn {
+  using In0 = T;
+  using In1 = None;
+  using In2 = None;
+  using Out = decltype(unary_value<Op>(T{}));
+  XRT_FN static Out call(T a, None, None) { return unary_value<Op>(a); }
+};
+
+template <class Op, class T> struct BinaryFn {
+  using In0 = T;
+  using In1 = T;
+  using In2 = None;
+  using Out = decltype(binary_value<Op>(T{}, T{}));
+  XRT_FN static Out call(T a, T b, None) { return binary_value<Op>(a, b); }
+};
+
+/// where(condition, x, y) on any stored type of T's size (it copies bytes).
+template <class T> struct WhereFn {
+  using In0 = bool;
+  using In1 = T;
+  using In2 = T;
+  using Out = T;
+  XRT_FN static Out call(bool c, T x, T y) { return c ? x : y; }
+};
+
+template <class T> inline constexpr int size_of = sizeof(T);
+template <> inline constexpr int size_of<None> = 0;
+
+template <int A, int B> inline constexpr int max_of = A > B ? A : B;
+
+/// Elements per vector: 16 bytes of the widest operand.
+template <class Fn> inline constexpr int widest_operand =
+    max_of<max_of<size_of<typename Fn::Out>, size_of<typename Fn::In0>>,
+           max_of<size_of<typename Fn::In1>, size_of<typename Fn::In2>>>;
+template <class Fn> inline constexpr int vector_width =
+    widest_operand<Fn> >= 16 ? 1 : 16 / widest_operand<Fn>;
+
+template <class T, int N> struct alignas(sizeof(T) * N) Vector {
+  T v[N];
+};
+template <int N> struct Vector<None, N> {
+  None v[N];
+};
+
+/// Arguments of a dense kernel: operand addresses (output first) and the element count.
+template <int NARGS> struct DenseArgs {
+  char* ptr[NARGS];
+  i64 n;
+};
+
+/// Input k of a dense kernel: a run of T, or one T broadcast to all (SCALAR).
+template <class T, int N, bool SCALAR> struct DenseInput {
+  const T* base;
+  T value;
+  __device__ __forceinline__ explicit DenseInput(const char* p)
+      : base(reinterpret_cast<const T*>(p)) {
+    if constexpr (SCALAR) value = *base;
+  }
+  __device__ __forceinline__ Vector<T, N> load(i64 step) const {
+    Vector<T, N> r;
+    if constexpr (SCALAR) {
+#pragma unroll
+      for (int j = 0; j < N; ++j) r.v[j] = value;
+    } else {
+      r = reinterpret_cast<const Vector<T, N>*>(base)[step];
+    }
+    return r;
+  }
+  __device__ __forceinline__ T load_one(i64 i) const {
+    if constexpr (SCALAR) return value;
+    else return base[i];
+  }
+};
+template <int N, bool SCALAR> struct DenseInput<None, N, SCALAR> {
+  __device__ __forceinline__ explicit DenseInput(const char*) {}
+  __device__ __forceinline__ Vector<None, N> load(i64) const { return {}; }
+  __device__ __forceinline__ None load_one(i64) const { return {}; }
+};
+
+template <class Fn, int VEC, int UNROLL, unsigned SCALARS>
+__device__ __forceinline__ void dense_kernel(const DenseArgs<4>& a) {
+  using Out = typename Fn::Out;
+  const DenseInput<typename Fn::In0, VEC, (SCALARS & 1u) != 0> x0(a.ptr[1]);
+  const DenseInput<typename Fn::In1, VEC, (SCALARS & 2u) != 0> x1(a.ptr[2]);
+  const DenseInput<typename Fn::In2, VEC, (SCALARS & 4u) != 0> x2(a.ptr[3]);
+  Vector<Out, VEC>* out = reinterpret_cast<Vector<Out, VEC>*>(a.ptr[0]);
+  const i64 steps = a.n / VEC;
+  const i64 block_steps = i64(blockDim.x) * UNROLL;
+  for (i64 first = i64(blockIdx.x) * block_steps + threadIdx.x; first < steps;
+       first += i64(gridDim.x) * block_steps) {
+    // All loads first, then all stores: UNROLL vectors in flight per operand.
+    Vector<typename Fn::In0, VEC> v0[UNROLL];
+    Vector<typename Fn::In1, VEC> v1[UNROLL];
+    Vector<typename Fn::In2, VEC> v2[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      i64 step = first + i64(u) * blockDim.x;
+      if (step < steps) {
+        v0[u] = x0.load(step);
+        v1[u] = x1.load(step);
+        v2[u] = x2.load(step);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      i64 step = first + i64(u) * blockDim.x;
+      if (step < steps) {
+        Vector<Out, VEC> r;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) r.v[j] = Fn::call(v0[u].v[j], v1[u].v[j], v2[u].v[j]);
+        out[step] = r;
+      }
+    }
+  }
+  // The last n % VEC elements, one per thread of block 0.
+  if (VEC > 1 && blockIdx.x == 0) {
+    i64 i = steps * VEC + threadIdx.x;
+    if (i < a.n) {
+      reinterpret_cast<Out*>(a.ptr[0])[i] =
+          Fn::call(x0.load_one(i), x1.load_one(i), x2.load_one(i));
+    }
+  }
+}
+
+/// Arguments of a strided kernel: operand addresses (output first), the collapsed shape
+/// (innermost last) and each operand's byte strides.
+template <int ND> struct StridedArgs {
+  char* ptr[4];
+  i64 size[ND];
+  i64 stride[4][ND];
+  i64 n;
+};
+
+template <class T, class S> __device__ __forceinline__ T load_at(const char* p, S offset) {
+  if constexpr (is_same<T, None>) return {};
+  else return *reinterpret_cast<const T*>(p + offset);
+}
+
+template <class Fn, int ND, class I>
+__device__ __forceinline__ void strided_kernel(const StridedArgs<ND>& a) {
+  using S = conditional_t<sizeof(I) == 4, int, i64>;  // signed offsets (strides may be < 0)
+  const I n = I(a.n);
+  for (I linear = I(blockIdx.x) * blockDim.x + threadIdx.x; linear < n;
+       linear += I(gridDim.x) * blockDim.x) {
+    S offset[4] = {0, 0, 0, 0};
+    I rest = linear;
+#pragma unroll
+    for (int d = ND - 1; d >= 0; --d) {
+      I size = I(a.size[d]);
+      I quotient = d > 0 ? rest / size : I(0);
+      S coordinate = S(rest - quotient * size);
+      rest = quotient;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) offset[k] += coordinate * S(a.stride[k][d]);
+    }
+    *reinterpret_cast<typename Fn::Out*>(a.ptr[0] + offset[0]) =
+        Fn::call(load_at<typename Fn::In0>(a.ptr[1], offset[1]),
+                 load_at<typename Fn::In1>(a.ptr[2], offset[2]),
+                 load_at<typename Fn::In2>(a.ptr[3], offset[3]));
+  }
+}
+
+}  // namespace xrt::ew
