@@ -235,8 +235,10 @@ def _complex_expm1(z):
     # of exp kept, e.g. -1 + 0j for -inf + inf j where NumPy gives NaN + NaN j.
     # NumPy also lets e^a overflow into e^a * sin(0) = inf * 0 = NaN for a large real a and
     # b == 0; there the value is the real expm1(a) + 0j (the standard's +inf + 0j case).
+    # complex64 is computed in complex128 and rounded once, as scalar_math.h does: e^a
+    # overflows float32 for a > 88.7 where e^a cos(b) and e^a sin(b) may not.
     finite = np.isfinite(z)
-    expected = np.expm1(np.where(finite, z, 0))
+    expected = np.expm1(np.where(finite, z, 0).astype(np.complex128))
     real_axis = finite & (z.imag == 0)
     expected = np.where(real_axis, make_complex(np.expm1(z.real), z.imag, z.dtype), expected)
     # The standard: expm1(±0 + 0j) is +0 + 0j (not the real expm1's -0 for -0).
@@ -257,6 +259,22 @@ def _complex_log1p(z):
     # range (log1p(-3e38 + 2e38j) is inf there, 88.8 in fact): it is taken in complex128.
     accurate = make_complex(np.log1p(a * (2 + a) + b * b) / 2, np.arctan2(b, 1 + a), z.dtype)
     return np.where(near_zero, accurate, np.log1p(z.astype(np.complex128)).astype(z.dtype))
+
+
+def _complex_tanh(z):
+    # Note: glibc (so NumPy) gives tanh(+inf + iy) = 1 + 0 sin(2y) j, whose zero is negative
+    # when sin 2y < 0; the standard wants 1 + 0j for every positive finite y: the zero takes
+    # y's sign. tan is -1j * tanh(1j * z) by the standard's definition, so follows it.
+    with np.errstate(all="ignore"):
+        out = np.tanh(z)
+    fix = np.isinf(z.real) & np.isfinite(z.imag)
+    return np.where(fix, make_complex(np.copysign(1, z.real), np.copysign(0, z.imag), z.dtype),
+                    out)
+
+
+def _complex_tan(z):
+    t = _complex_tanh(make_complex(-z.imag, z.real, z.dtype))  # tanh(1j * z)
+    return make_complex(t.imag, -t.real, z.dtype)
 
 
 def _nextafter(a, b):
@@ -298,6 +316,10 @@ def _reference_native(fn, args):
         return _complex_log1p(args[0])
     if name == "expm1" and kind == "c":
         return _complex_expm1(args[0])
+    if name == "tanh" and kind == "c":
+        return _complex_tanh(args[0])
+    if name == "tan" and kind == "c":
+        return _complex_tan(args[0])
     return _numpy(name)(*args)
 
 

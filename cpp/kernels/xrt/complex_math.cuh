@@ -294,14 +294,8 @@ XRT_CALLED_FN Complex<double> ctanh(Complex<double> z) {
   const double nan = limits<double>::nan();
   double a = z.re, b = z.im, s, c;
   if (!isfinite(a) || !isfinite(b)) {
-    if (isinf(a)) {
-      double im = copysign(0.0, b);
-      if (isfinite(b) && fabs(b) > 1) {
-        sincos(b, &s, &c);
-        im = copysign(0.0, s * c);
-      }
-      return {copysign(1.0, a), im};
-    }
+    // The standard: 1 + 0j for +inf + iy, y > 0 finite (glibc's sign of sin 2y is not it).
+    if (isinf(a)) return {copysign(1.0, a), copysign(0.0, b)};
     if (b == 0) return z;
     return {a == 0 ? a : nan, nan};
   }

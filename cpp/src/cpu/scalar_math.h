@@ -70,9 +70,30 @@ XRT_INEXACT_FN(log, std::log)
 XRT_INEXACT_FN(sin, std::sin)
 XRT_INEXACT_FN(sinh, std::sinh)
 XRT_INEXACT_FN(sqrt, std::sqrt)
-XRT_INEXACT_FN(tan, std::tan)
-XRT_INEXACT_FN(tanh, std::tanh)
 #undef XRT_INEXACT_FN
+
+// Note: glibc's ctanh(+inf + iy) is 1 + i0*sin(2y), whose zero is negative when sin 2y < 0;
+// the standard wants 1 + 0j for every positive finite y (the zero takes y's sign). tan's
+// special cases are defined through tanh (tan(z) = -i tanh(iz)), so it follows.
+template <Complex C> C standard_ctanh(C z) {
+  using R = typename C::value_type;
+  if (std::isinf(z.real()) && std::isfinite(z.imag()))
+    return C(std::copysign(R(1), z.real()), std::copysign(R(0), z.imag()));
+  return std::tanh(z);
+}
+struct tanh {
+  static constexpr bool uses_libm = true;
+  template <Real C> static C apply(C x) { return std::tanh(x); }
+  template <Complex C> static C apply(C z) { return standard_ctanh(z); }
+};
+struct tan {
+  static constexpr bool uses_libm = true;
+  template <Real C> static C apply(C x) { return std::tan(x); }
+  template <Complex C> static C apply(C z) {
+    C t = standard_ctanh(C(-z.imag(), z.real()));  // tanh(iz)
+    return C(t.imag(), -t.real());                  // -i tanh(iz)
+  }
+};
 
 struct expm1 {
   static constexpr bool uses_libm = true;
@@ -83,13 +104,22 @@ struct expm1 {
   template <Complex C> static C apply(C z) {
     using R = typename C::value_type;
     R a = z.real(), b = z.imag();
+    if constexpr (std::is_same_v<R, float>) {
+      // In double, then rounded once: e^a overflows float while e^a cos(b) may not.
+      if (std::isfinite(a) && std::isfinite(b) && b != 0) {
+        std::complex<double> r = apply(std::complex<double>(a, b));
+        return C(R(r.real()), R(r.imag()));
+      }
+    }
     if (std::isfinite(a) && std::isfinite(b)) {
       if (a == 0 && b == 0) return C(R(0), b);  // the standard: +0 for either zero
       if (b == 0) return C(std::expm1(a), b);
+      if (a > 700) {  // e^a overflows before the products do: take it in two halves
+        R h = std::exp(a / 2);
+        return C(h * std::cos(b) * h, h * std::sin(b) * h);
+      }
       R s = std::sin(b / 2);
-      R re = std::expm1(a) * std::cos(b) - 2 * s * s;
-      if (a > 700) re = std::exp(a) * std::cos(b);  // expm1(a) overflows before the product
-      return C(re, std::exp(a) * std::sin(b));
+      return C(std::expm1(a) * std::cos(b) - 2 * s * s, std::exp(a) * std::sin(b));
     }
     C e = std::exp(z);
     return C(e.real() - 1, e.imag());
