@@ -226,7 +226,9 @@ def test_default_choice_is_explained():
         a @ a
     (record,) = log.records
     assert record.kernel == record.candidates[0] and record.kind == "first_supported"
-    assert set(record.candidates) == {"cublas", "cublaslt"}
+    # the host fallback stays as the last resort
+    assert set(record.candidates) == {"cublas", "cublaslt", "host_fallback"}
+    assert record.candidates[-1] == "host_fallback"
     assert "by priority" in record.reason
 
 

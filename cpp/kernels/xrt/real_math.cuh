@@ -146,9 +146,19 @@ XRT_FN float hypot(float x, float y) {
 }
 XRT_FN double hypot(double x, double y) {
   double r = ::hypot(x, y);
-  if (r > 0x1p1000) return ::hypot(x * 0x1p-600, y * 0x1p-600) * 0x1p600;
-  if (r < 0x1p-1000) return ::hypot(x * 0x1p600, y * 0x1p600) * 0x1p-600;
-  return r;
+  if (r <= 0x1p1000 && r >= 0x1p-1000) return r;
+  // Note: scaled by 2^-600 the result came back 1 ulp high at DBL_MAX (inf once scaled
+  // back, measured on an H100), so this path does not use CUDA's hypot: the larger operand
+  // is brought into [0.5, 1) by its exponent, and sqrt(fma(m, m, n n)) rounds twice at most.
+  double ax = fabs(x), ay = fabs(y);
+  if (isinf(ax) || isinf(ay)) return limits<double>::infinity();  // inf wins over NaN
+  if (isnan(ax) || isnan(ay)) return ax + ay;
+  double m = fmax(ax, ay), n = fmin(ax, ay);
+  if (n == 0) return m;
+  int e;
+  m = ::frexp(m, &e);
+  n = ::ldexp(n, -e);
+  return ::ldexp(::sqrt(::fma(m, m, n * n)), e);
 }
 
 /// -x by its sign bit, NaN included (the device's neg may not flip a NaN's sign, while x86's

@@ -170,9 +170,13 @@ const CachedDecision::Timed& time_candidates(CachedDecision& d, const KernelCall
   int best = -1;
   double best_seconds = 0;
   std::string report;
+  // Note: kernels of negative priority are last resorts (the CUDA host fallback): they are
+  // timed only when no other kernel accepts the call.
+  bool any_regular = false;
+  for (const auto& k : d.candidates) any_regular |= k->priority >= 0 && accepts(*k, trial);
   for (size_t i = 0; i < d.candidates.size(); ++i) {
     const KernelInfo& k = *d.candidates[i];
-    if (!accepts(k, trial)) continue;
+    if ((any_regular && k.priority < 0) || !accepts(k, trial)) continue;
     double seconds = seconds_of_run(k, trial);  // warm-up, and a first estimate
     int repeats = seconds < 1e-3 ? 5 : 2;
     for (int r = 0; r < repeats; ++r) seconds = std::min(seconds, seconds_of_run(k, trial));
