@@ -74,7 +74,9 @@ template <class T, int N> struct Vec {
 
 // ---- Combining across threads ----------------------------------------------------------
 
-template <class T> __device__ __forceinline__ T shuffle_down(T v, int delta) {
+/// Moves a value of any type between the lanes of a warp, one 32-bit word at a time.
+template <class T, class Shuffle>
+__device__ __forceinline__ T shuffle_words(T v, Shuffle shuffle) {
   constexpr int W = (sizeof(T) + 3) / 4;
   union {
     T t;
@@ -82,8 +84,18 @@ template <class T> __device__ __forceinline__ T shuffle_down(T v, int delta) {
   } u;
   u.t = v;
 #pragma unroll
-  for (int k = 0; k < W; ++k) u.w[k] = __shfl_down_sync(0xffffffffu, u.w[k], delta);
+  for (int k = 0; k < W; ++k) u.w[k] = shuffle(u.w[k]);
   return u.t;
+}
+
+template <class T> __device__ __forceinline__ T shuffle_down(T v, int delta) {
+  return shuffle_words(v, [delta](int w) { return __shfl_down_sync(0xffffffffu, w, delta); });
+}
+template <class T> __device__ __forceinline__ T shuffle_up(T v, int delta) {
+  return shuffle_words(v, [delta](int w) { return __shfl_up_sync(0xffffffffu, w, delta); });
+}
+template <class T> __device__ __forceinline__ T shuffle_index(T v, int lane) {
+  return shuffle_words(v, [lane](int w) { return __shfl_sync(0xffffffffu, w, lane); });
 }
 
 /// Lane 0 gets the combination of the warp's values, in a fixed tree.

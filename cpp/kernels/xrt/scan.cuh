@@ -17,6 +17,9 @@
 namespace xrt {
 namespace scan {
 
+using reduce::shuffle_index;
+using reduce::shuffle_up;
+
 using reduce::kBlock;
 
 constexpr int kGroup = 32;  // tiles per published group total
@@ -66,30 +69,6 @@ template <class R, int KND> __device__ void lines(const Layout<KND>& layout) {
 }
 
 // ---- tiles -----------------------------------------------------------------------------
-
-template <class T> __device__ __forceinline__ T shuffle_up(T v, int delta) {
-  constexpr int W = (sizeof(T) + 3) / 4;
-  union {
-    T t;
-    int w[W];
-  } u;
-  u.t = v;
-#pragma unroll
-  for (int k = 0; k < W; ++k) u.w[k] = __shfl_up_sync(0xffffffffu, u.w[k], delta);
-  return u.t;
-}
-
-template <class T> __device__ __forceinline__ T shuffle_index(T v, int lane) {
-  constexpr int W = (sizeof(T) + 3) / 4;
-  union {
-    T t;
-    int w[W];
-  } u;
-  u.t = v;
-#pragma unroll
-  for (int k = 0; k < W; ++k) u.w[k] = __shfl_sync(0xffffffffu, u.w[k], lane);
-  return u.t;
-}
 
 /// Where the tiles of one launch meet: a ticket counter, a flag per tile and per group
 /// (the host zeroes these), then the totals. Offsets in bytes from `work`.
