@@ -48,8 +48,9 @@ def with_specials(a):
     for i, p in enumerate(positions):
         flat[p] = specials[i % len(specials)]
     if k > 3:  # a NaN with another payload
-        bits[rng.integers(0, k)] |= 1
-        flat[positions[0]] = np.nan
+        q = rng.integers(0, k)
+        flat[q] = np.nan
+        bits[q] |= 1
     return a
 
 
