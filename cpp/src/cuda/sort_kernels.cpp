@@ -202,7 +202,7 @@ std::vector<KernelSample> sort_samples() {
     if (!sortable(dtype)) continue;
     samples.push_back({std::string("sort/") + std::string(dtype_info(dtype).name), {sort_source(dtype, false)}});
   }
-  for (DType dtype : {DType::Float32, DType::Int64, DType::Bool, DType::BFloat16})
+  for (DType dtype : {DType::Float32, DType::Int64, DType::Int8, DType::BFloat16})
     samples.push_back({std::string("argsort/") + std::string(dtype_info(dtype).name),
                        {sort_source(dtype, true)}});
   for (DType dtype : {DType::Float64, DType::Float16, DType::Int8, DType::UInt64})
