@@ -1,0 +1,301 @@
+// cpp/kernels/xrt/sort.cuh: sort and argsort of contiguous rows (the sort axis last), and
+// searchsorted. Every value maps to an unsigned key whose integer order is the sort order
+// (the CPU's cpu/sort_algorithms.h): signed integers flip the sign bit; floats map
+// sign-magnitude bits to a monotone order with -0.0 taking +0.0's key and every NaN the
+// largest key; descending order is the ascending order of the complemented key. Sorting
+// (key, index) stably and gathering the input by index gives the CPU's results bit for bit
+// (±0 and NaNs keep their own bits, in input order).
+//
+// - short rows: a block per row, a bitonic sort of (key, index) pairs in shared memory
+//   (the index breaks ties, so the order is stable);
+// - longer rows: an LSD radix sort, 4 bits per pass, over all rows at once: per tile digit
+//   counts, an exclusive scan of them per row (digit-major, so offsets keep tile order), a
+//   stable scatter (ranks within a warp from __match_any_sync, warps in order).
+#pragma once
+#include "xrt/common.cuh"
+
+namespace xrt {
+namespace sort {
+
+constexpr int kRadixBits = 4;
+constexpr int kBuckets = 1 << kRadixBits;
+constexpr int kBlock = 256;          // threads of the radix kernels
+constexpr int kChunks = 4;           // chunks of kBlock elements per radix tile
+constexpr int kTile = kBlock * kChunks;
+constexpr int kScanBlock = 1024;
+
+/// The key of T: K is uint32_t for dtypes of up to 32 bits, uint64_t otherwise; BITS are
+/// the bits a key can differ in.
+template <class T> struct Key {
+  typedef typename conditional<(sizeof(T) > 4), uint64_t, uint32_t>::type K;
+  static constexpr int BITS = 8 * sizeof(T);
+  typedef typename conditional<
+      sizeof(T) == 1, uint8_t,
+      typename conditional<sizeof(T) == 2, uint16_t,
+                           typename conditional<sizeof(T) == 4, uint32_t, uint64_t>::type>::type>::type U;
+  static constexpr bool kSigned = T(-1) < T(0);
+  __device__ static K of(T v) {
+    U u = U(v);
+    if (kSigned) u = U(u ^ U(U(1) << (BITS - 1)));
+    return K(u);
+  }
+};
+
+template <class U, U kInf> __device__ __forceinline__ U float_key(U u) {
+  constexpr int kTop = 8 * sizeof(U) - 1;
+  constexpr U kSign = U(U(1) << kTop);
+  constexpr U kMagnitude = U(~kSign);
+  u = u == kSign ? U(0) : u;
+  u = U(u & kMagnitude) > kInf ? kMagnitude : u;
+  return U(u ^ (U(U(0) - U(u >> kTop)) | kSign));
+}
+
+template <> struct Key<bool> {
+  typedef uint32_t K;
+  static constexpr int BITS = 8;
+  __device__ static K of(bool v) { return v ? 1u : 0u; }
+};
+template <> struct Key<float> {
+  typedef uint32_t K;
+  static constexpr int BITS = 32;
+  __device__ static K of(float v) { return float_key<uint32_t, 0x7f800000u>(__float_as_uint(v)); }
+};
+template <> struct Key<double> {
+  typedef uint64_t K;
+  static constexpr int BITS = 64;
+  __device__ static K of(double v) {
+    return float_key<uint64_t, 0x7ff0000000000000ull>(uint64_t(__double_as_longlong(v)));
+  }
+};
+template <> struct Key<float16> {
+  typedef uint32_t K;
+  static constexpr int BITS = 16;
+  __device__ static K of(float16 v) { return float_key<uint16_t, 0x7c00>(v.bits); }
+};
+template <> struct Key<bfloat16> {
+  typedef uint32_t K;
+  static constexpr int BITS = 16;
+  __device__ static K of(bfloat16 v) { return float_key<uint16_t, 0x7f80>(v.bits); }
+};
+
+/// The key of v, complemented (within BITS) for a descending sort.
+template <class T> __device__ __forceinline__ typename Key<T>::K key_of(T v, bool descending) {
+  typedef typename Key<T>::K K;
+  constexpr K kMask = Key<T>::BITS == 8 * sizeof(K) ? K(~K(0)) : K((K(1) << Key<T>::BITS) - 1);
+  K k = Key<T>::of(v);
+  return descending ? K(~k & kMask) : k;
+}
+
+/// Writes the result at position i of a row: the index (argsort) or the input element.
+template <class T, bool ARG>
+__device__ __forceinline__ void emit(const T* in, void* out, index_t at, index_t row_start,
+                                     uint32_t index) {
+  if (ARG) static_cast<int64_t*>(out)[at] = int64_t(index);
+  else static_cast<T*>(out)[at] = in[row_start + index];
+}
+
+// ---- short rows: bitonic sort in shared memory ------------------------------------------
+
+/// A block per row of n <= p elements (p a power of two).
+template <class T, bool ARG>
+__device__ void bitonic_rows(const T* in, void* out, index_t rows, index_t n, int p,
+                             bool descending) {
+  typedef typename Key<T>::K K;
+  extern __shared__ unsigned long long shared_words[];
+  K* keys = reinterpret_cast<K*>(shared_words);
+  uint32_t* index = reinterpret_cast<uint32_t*>(keys + p);
+  for (index_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    index_t start = row * n;
+    for (int i = threadIdx.x; i < p; i += blockDim.x) {
+      bool real = i < n;
+      keys[i] = real ? key_of<T>(in[start + i], descending) : K(~K(0));
+      index[i] = real ? uint32_t(i) : 0xffffffffu;  // padding sorts after every element
+    }
+    __syncthreads();
+    for (int k = 2; k <= p; k <<= 1) {
+      for (int j = k >> 1; j > 0; j >>= 1) {
+        for (int i = threadIdx.x; i < p; i += blockDim.x) {
+          int l = i ^ j;
+          if (l > i) {
+            K a = keys[i], b = keys[l];
+            uint32_t ia = index[i], ib = index[l];
+            bool greater = a > b || (a == b && ia > ib);
+            if (greater == ((i & k) == 0)) {
+              keys[i] = b;
+              keys[l] = a;
+              index[i] = ib;
+              index[l] = ia;
+            }
+          }
+        }
+        __syncthreads();
+      }
+    }
+    for (int i = threadIdx.x; i < n; i += blockDim.x) emit<T, ARG>(in, out, start + i, start, index[i]);
+    __syncthreads();
+  }
+}
+
+// ---- long rows: LSD radix sort ----------------------------------------------------------
+
+/// keys[r * n + i] = key(in[r * n + i]), index[...] = i.
+template <class T>
+__device__ void encode(const T* in, typename Key<T>::K* keys, uint32_t* index, index_t rows,
+                       index_t n, bool descending) {
+  index_t total = rows * n;
+  for (index_t i = blockIdx.x * index_t(blockDim.x) + threadIdx.x; i < total;
+       i += index_t(gridDim.x) * blockDim.x) {
+    keys[i] = key_of<T>(in[i], descending);
+    index[i] = uint32_t(i % n);
+  }
+}
+
+/// Digit counts of one tile: counts[(row * kBuckets + digit) * tiles + tile]. A block per
+/// (row, tile), blockIdx.x = row * tiles + tile.
+template <class K>
+__device__ void histogram(const K* keys, uint32_t* counts, index_t n, index_t tiles, int shift) {
+  __shared__ uint32_t local[kBuckets];
+  if (threadIdx.x < kBuckets) local[threadIdx.x] = 0;
+  __syncthreads();
+  index_t row = blockIdx.x / tiles, tile = blockIdx.x % tiles;
+  index_t begin = tile * kTile, end = begin + kTile < n ? begin + kTile : n;
+  const K* k = keys + row * n;
+  for (index_t i = begin + threadIdx.x; i < end; i += kBlock)
+    atomicAdd(&local[int(k[i] >> shift) & (kBuckets - 1)], 1u);
+  __syncthreads();
+  if (threadIdx.x < kBuckets)
+    counts[(row * kBuckets + threadIdx.x) * tiles + tile] = local[threadIdx.x];
+}
+
+/// Exclusive scan of each row's kBuckets * tiles counts, in place; a block per row.
+__device__ void scan_counts(uint32_t* counts, index_t tiles) {
+  __shared__ uint32_t warp_sums[kScanBlock / 32];
+  __shared__ uint32_t carry;
+  index_t m = tiles * kBuckets;
+  uint32_t* c = counts + blockIdx.x * m;
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (index_t base = 0; base < m; base += kScanBlock) {
+    index_t i = base + threadIdx.x;
+    uint32_t v = i < m ? c[i] : 0u, x = v;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      uint32_t y = __shfl_up_sync(0xffffffffu, x, d);
+      if (lane >= d) x += y;
+    }
+    if (lane == 31) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+      uint32_t s = warp_sums[lane], t = s;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        uint32_t y = __shfl_up_sync(0xffffffffu, t, d);
+        if (lane >= d) t += y;
+      }
+      warp_sums[lane] = t - s;  // exclusive prefix of the warps
+    }
+    __syncthreads();
+    uint32_t before = carry;
+    if (i < m) c[i] = before + warp_sums[warp] + x - v;
+    __syncthreads();
+    if (threadIdx.x == kScanBlock - 1) carry = before + warp_sums[warp] + x;
+    __syncthreads();
+  }
+}
+
+/// Moves the (key, index) pairs of one tile to their places for this digit, in order.
+template <class K>
+__device__ void scatter(const K* keys, const uint32_t* index, K* keys_out, uint32_t* index_out,
+                        const uint32_t* counts, index_t n, index_t tiles, int shift) {
+  constexpr int kWarps = kBlock / 32;
+  __shared__ uint32_t base[kBuckets];
+  __shared__ uint32_t warp_counts[kWarps][kBuckets];
+  __shared__ uint32_t warp_offsets[kWarps][kBuckets];
+  index_t row = blockIdx.x / tiles, tile = blockIdx.x % tiles;
+  const K* k = keys + row * n;
+  const uint32_t* x = index + row * n;
+  K* ko = keys_out + row * n;
+  uint32_t* xo = index_out + row * n;
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (threadIdx.x < kBuckets)
+    base[threadIdx.x] = counts[(row * kBuckets + threadIdx.x) * tiles + tile];
+  unsigned lanes_below = (1u << lane) - 1u;
+  for (int chunk = 0; chunk < kChunks; ++chunk) {
+    if (threadIdx.x < kWarps * kBuckets) (&warp_counts[0][0])[threadIdx.x] = 0;
+    __syncthreads();
+    index_t i = tile * kTile + chunk * kBlock + threadIdx.x;
+    bool valid = i < n;
+    K key = valid ? k[i] : K(0);
+    uint32_t ix = valid ? x[i] : 0u;
+    int digit = valid ? int(key >> shift) & (kBuckets - 1) : kBuckets;
+    unsigned peers = __match_any_sync(0xffffffffu, digit);
+    unsigned rank = __popc(peers & lanes_below);
+    if (valid && rank == 0) warp_counts[warp][digit] = __popc(peers);
+    __syncthreads();
+    if (threadIdx.x < kBuckets) {
+      uint32_t running = base[threadIdx.x];
+      for (int w = 0; w < kWarps; ++w) {
+        warp_offsets[w][threadIdx.x] = running;
+        running += warp_counts[w][threadIdx.x];
+      }
+      base[threadIdx.x] = running;
+    }
+    __syncthreads();
+    if (valid) {
+      uint32_t at = warp_offsets[warp][digit] + rank;
+      ko[at] = key;
+      xo[at] = ix;
+    }
+  }
+}
+
+/// out[r * n + i] from the sorted indices of row r.
+template <class T, bool ARG>
+__device__ void gather(const T* in, void* out, const uint32_t* index, index_t rows, index_t n) {
+  index_t total = rows * n;
+  for (index_t i = blockIdx.x * index_t(blockDim.x) + threadIdx.x; i < total;
+       i += index_t(gridDim.x) * blockDim.x)
+    emit<T, ARG>(in, out, i, i - i % n, index[i]);
+}
+
+// ---- searchsorted -----------------------------------------------------------------------
+
+/// out[i] = the insertion point of needles[i] (byte stride needle_step; out contiguous)
+/// into sorted a of n elements (byte stride a_step), through sorter when given; left: the
+/// first key >= the needle's, right: the first key >. A sorter index out of range sets
+/// *error (the host reports it).
+template <class T>
+__device__ void search(const char* a, index_t a_step, index_t n, const char* sorter,
+                       index_t sorter_step, const char* needles, index_t needle_step,
+                       index_t m, int64_t* out, bool right, unsigned long long* error) {
+  typedef typename Key<T>::K K;
+  for (index_t i = blockIdx.x * index_t(blockDim.x) + threadIdx.x; i < m;
+       i += index_t(gridDim.x) * blockDim.x) {
+    K k = key_of<T>(*at<T>(needles, i * needle_step), false);
+    index_t first = 0, count = n;
+    bool bad = false;
+    while (count > 0) {
+      index_t half = count / 2, j = first + half;
+      if (sorter) {
+        j = *at<int64_t>(sorter, j * sorter_step);
+        if (j < 0 || j >= n) {
+          atomicExch(error, 1ull);
+          bad = true;
+          break;
+        }
+      }
+      K middle = key_of<T>(*at<T>(a, j * a_step), false);
+      if (right ? !(k < middle) : middle < k) {
+        first += half + 1;
+        count -= half + 1;
+      } else {
+        count = half;
+      }
+    }
+    out[i] = bad ? 0 : first;
+  }
+}
+
+}  // namespace sort
+}  // namespace xrt

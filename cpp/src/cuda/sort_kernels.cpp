@@ -1,0 +1,238 @@
+// cpp/src/cuda/sort_kernels.cpp: sort, argsort and searchsorted on CUDA. Device code:
+// cpp/kernels/xrt/sort.cuh (order-preserving keys as the CPU's, so results match it bit
+// for bit).
+//
+// sort/argsort view the tensors with the sort axis last; a non-contiguous input is copied
+// contiguous first, and a result whose view is not contiguous is sorted into a buffer and
+// copied into place. Rows of up to kShortRow elements are sorted a block each (bitonic, in
+// shared memory); longer rows by an LSD radix sort of all rows at once, 4 bits per pass.
+#include <algorithm>
+#include <string>
+
+#include "cuda/codegen.h"
+#include "cuda/jit.h"
+#include "cuda/kernel_check.h"
+#include "cuda/kernels.h"
+#include "cuda/reduce_common.h"
+#include "xpuruntime/errors.h"
+#include "xpuruntime/ops.h"
+#include "xpuruntime/registry.h"
+#include "xpuruntime/sorting.h"
+
+namespace xrt::cuda {
+namespace {
+
+bool sortable(DType d) { return is_numeric(d) && !is_complex(d); }
+
+constexpr int64_t kShortRow = 2048;  // rows this short are sorted in shared memory
+constexpr int kBlock = 256;           // kBlock of sort.cuh
+constexpr int64_t kTile = 1024;       // kTile of sort.cuh
+constexpr int kBuckets = 16;          // kBuckets of sort.cuh
+constexpr int kScanBlock = 1024;
+
+
+/// The sort kernels of one (dtype, sort or argsort), in one source.
+std::string sort_source(DType dtype, bool arg) {
+  std::string t = device_type(dtype);
+  std::string a = arg ? "true" : "false";
+  return "#include \"xrt/sort.cuh\"\n"
+         "namespace xrt_sort_types { typedef " + t + " T; typedef xrt::sort::Key<T>::K K; }\n"
+         "using xrt_sort_types::T;\nusing xrt_sort_types::K;\n"
+         "extern \"C\" __global__ void xrt_sort_bitonic(const T* in, void* out, xrt::index_t rows,"
+         " xrt::index_t n, int p, int descending) {\n"
+         "  xrt::sort::bitonic_rows<T, " + a + ">(in, out, rows, n, p, descending != 0);\n}\n"
+         "extern \"C\" __global__ void __launch_bounds__(256) xrt_sort_encode(const T* in, K* keys,"
+         " xrt::uint32_t* index, xrt::index_t rows, xrt::index_t n, int descending) {\n"
+         "  xrt::sort::encode<T>(in, keys, index, rows, n, descending != 0);\n}\n"
+         "extern \"C\" __global__ void __launch_bounds__(256) xrt_sort_histogram(const K* keys,"
+         " xrt::uint32_t* counts, xrt::index_t n, xrt::index_t tiles, int shift) {\n"
+         "  xrt::sort::histogram<K>(keys, counts, n, tiles, shift);\n}\n"
+         "extern \"C\" __global__ void __launch_bounds__(1024) xrt_sort_scan(xrt::uint32_t* counts,"
+         " xrt::index_t tiles) {\n  xrt::sort::scan_counts(counts, tiles);\n}\n"
+         "extern \"C\" __global__ void __launch_bounds__(256) xrt_sort_scatter(const K* keys,"
+         " const xrt::uint32_t* index, K* keys_out, xrt::uint32_t* index_out,"
+         " const xrt::uint32_t* counts, xrt::index_t n, xrt::index_t tiles, int shift) {\n"
+         "  xrt::sort::scatter<K>(keys, index, keys_out, index_out, counts, n, tiles, shift);\n}\n"
+         "extern \"C\" __global__ void __launch_bounds__(256) xrt_sort_gather(const T* in, void* out,"
+         " const xrt::uint32_t* index, xrt::index_t rows, xrt::index_t n) {\n"
+         "  xrt::sort::gather<T, " + a + ">(in, out, index, rows, n);\n}\n";
+}
+
+std::string search_source(DType dtype) {
+  return std::string("#include \"xrt/sort.cuh\"\n") +
+         "extern \"C\" __global__ void __launch_bounds__(256) xrt_searchsorted(const char* a,"
+         " xrt::index_t a_step, xrt::index_t n, const char* sorter, xrt::index_t sorter_step,"
+         " const char* needles, xrt::index_t needle_step, xrt::index_t m, xrt::int64_t* out,"
+         " int right, unsigned long long* error) {\n  xrt::sort::search<" +
+         device_type(dtype) +
+         ">(a, a_step, n, sorter, sorter_step, needles, needle_step, m, out, right != 0, error);\n}\n";
+}
+
+int64_t key_bytes(DType d) { return itemsize(d) > 4 ? 8 : 4; }
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+template <bool Arg> void sort_kernel(const KernelCall& call) {
+  const auto& attrs = static_cast<const SortingAttrs&>(*call.attrs);
+  const Tensor& x = call.in(0);
+  const Tensor& out = call.out();
+  DType dtype = x.dtype();
+  if (!sortable(dtype)) throw TypeError("sort is not defined for complex dtypes");
+  if (out.numel() == 0) return;
+  int axis = static_cast<int>(attrs.axes[0]);
+  const int64_t n = x.shape()[axis];
+  const int64_t rows = x.numel() / n;
+  if (n > int64_t(0xffffffffLL))
+    throw UnsupportedOperationError("sort on CUDA: rows longer than 2^32 - 1 elements");
+  Dims perm;
+  for (int d = 0; d < x.ndim(); ++d)
+    if (d != axis) perm.push_back(d);
+  perm.push_back(axis);
+  Tensor xc = contiguous(x.permute(perm));
+  Tensor ov = out.permute(perm);
+  const bool direct = ov.is_contiguous();
+  Tensor oc = direct ? ov : empty(ov.shape(), out.dtype(), out.device());
+
+  int device = out.device().index;
+  activate(device);
+  CUstream stream = current_stream(device);
+  std::string key = std::string("sort/") + std::string(dtype_info(dtype).name) + (Arg ? "/a" : "/s");
+  auto fn = [&](const char* name) {
+    return jit_function(device, key, [&] { return KernelSource{sort_source(dtype, Arg)}; },
+                        name);
+  };
+  const char* in_ptr = xc.data();
+  char* out_ptr = oc.data();
+  int descending = attrs.descending ? 1 : 0;
+  int64_t kb = key_bytes(dtype);
+  if (n <= kShortRow) {
+    int p = 1;
+    while (p < n) p <<= 1;
+    unsigned threads = static_cast<unsigned>(std::clamp<int64_t>(p / 2, 32, 1024));
+    unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, int64_t(1) << 30));
+    void* params[] = {&in_ptr, &out_ptr, const_cast<int64_t*>(&rows), const_cast<int64_t*>(&n),
+                      &p, &descending};
+    launch(fn("xrt_sort_bitonic"), {blocks}, {threads}, size_t(p) * size_t(kb + 4), stream,
+           params);
+  } else {
+    int64_t total = rows * n;
+    int64_t tiles = (n + kTile - 1) / kTile;
+    if (rows * tiles > (int64_t(1) << 31) - 1)
+      throw UnsupportedOperationError("sort on CUDA: too many tiles for one launch");
+    int64_t keys_bytes = round_up(total * kb, 256), index_bytes = round_up(total * 4, 256);
+    int64_t counts_bytes = round_up(rows * kBuckets * tiles * 4, 256);
+    Tensor work = device_scratch(2 * (keys_bytes + index_bytes) + counts_bytes, out.device());
+    char* w = work.data();
+    char* keys[2] = {w, w + keys_bytes};
+    char* index[2] = {w + 2 * keys_bytes, w + 2 * keys_bytes + index_bytes};
+    char* counts = w + 2 * (keys_bytes + index_bytes);
+    unsigned stream_blocks = grid_blocks(total, kBlock, 1u << 16);
+    {
+      void* params[] = {&in_ptr, &keys[0], &index[0], const_cast<int64_t*>(&rows),
+                        const_cast<int64_t*>(&n), &descending};
+      launch(fn("xrt_sort_encode"), {stream_blocks}, {kBlock}, 0, stream, params);
+    }
+    CUfunction histogram = fn("xrt_sort_histogram"), scan = fn("xrt_sort_scan"),
+               scatter = fn("xrt_sort_scatter");
+    unsigned tile_blocks = static_cast<unsigned>(rows * tiles);
+    const int bits = 8 * static_cast<int>(itemsize(dtype));
+    int from = 0;
+    for (int shift = 0; shift < bits; shift += 4, from ^= 1) {
+      void* hp[] = {&keys[from], &counts, const_cast<int64_t*>(&n), &tiles, &shift};
+      launch(histogram, {tile_blocks}, {kBlock}, 0, stream, hp);
+      void* sp[] = {&counts, &tiles};
+      launch(scan, {static_cast<unsigned>(rows)}, {kScanBlock}, 0, stream, sp);
+      void* xp[] = {&keys[from], &index[from], &keys[from ^ 1], &index[from ^ 1], &counts,
+                    const_cast<int64_t*>(&n), &tiles, &shift};
+      launch(scatter, {tile_blocks}, {kBlock}, 0, stream, xp);
+    }
+    void* gp[] = {&in_ptr, &out_ptr, &index[from], const_cast<int64_t*>(&rows),
+                  const_cast<int64_t*>(&n)};
+    launch(fn("xrt_sort_gather"), {stream_blocks}, {kBlock}, 0, stream, gp);
+  }
+  if (!direct) copy_into(ov, oc);
+}
+
+void searchsorted_kernel(const KernelCall& call) {
+  const auto& attrs = static_cast<const SortingAttrs&>(*call.attrs);
+  const Tensor& a = call.in(0);
+  DType dtype = a.dtype();
+  if (!sortable(dtype)) throw TypeError("searchsorted is not defined for complex dtypes");
+  const Tensor& out = call.out();
+  if (!out.is_contiguous())
+    throw ValueError("searchsorted on CUDA: the result must be contiguous");
+  int64_t m = out.numel();
+  if (m == 0) return;
+  Tensor needles = contiguous(call.in(1));
+  const bool with_sorter = call.num_inputs == 3;
+  int64_t n = a.shape()[0];
+  int64_t a_step = a.strides()[0] * static_cast<int64_t>(a.itemsize());
+  int64_t needle_step = static_cast<int64_t>(needles.itemsize());
+  const char* a_ptr = a.data();
+  const char* sorter = with_sorter ? call.in(2).data() : nullptr;
+  int64_t sorter_step = with_sorter ? call.in(2).strides()[0] * 8 : 0;
+  const char* needle_ptr = needles.data();
+  char* out_ptr = out.data();
+  int right = attrs.right ? 1 : 0;
+  int device = out.device().index;
+  activate(device);
+  CUstream stream = current_stream(device);
+  Tensor error;
+  char* error_ptr = nullptr;
+  if (with_sorter) {
+    error = full(Dims{}, Scalar::from_int(0), DType::Int64, out.device());
+    error_ptr = error.data();
+  }
+  std::string key = std::string("searchsorted/") + std::string(dtype_info(dtype).name);
+  CUfunction fn = jit_function(device, key, [&] { return KernelSource{search_source(dtype)}; },
+                               "xrt_searchsorted");
+  void* params[] = {&a_ptr, &a_step, &n, &sorter, &sorter_step, &needle_ptr, &needle_step,
+                    &m, &out_ptr, &right, &error_ptr};
+  launch(fn, {grid_blocks(m, kBlock, 1u << 16)}, {kBlock}, 0, stream, params);
+  if (with_sorter && item(error).i != 0)
+    throw IndexError("searchsorted: sorter holds an index out of bounds for x1 of size " +
+                     std::to_string(n));
+}
+
+/// For the compile check: sort of every real dtype, argsort of a few, searchsorted of a few.
+std::vector<KernelSample> sort_samples() {
+  std::vector<KernelSample> samples;
+  for (int d = 0; d < kNumDTypes; ++d) {
+    DType dtype = DType(d);
+    if (!sortable(dtype)) continue;
+    samples.push_back({std::string("sort/") + std::string(dtype_info(dtype).name), {sort_source(dtype, false)}});
+  }
+  for (DType dtype : {DType::Float32, DType::Int64, DType::Int8, DType::BFloat16})
+    samples.push_back({std::string("argsort/") + std::string(dtype_info(dtype).name),
+                       {sort_source(dtype, true)}});
+  for (DType dtype : {DType::Float64, DType::Float16, DType::Int8, DType::UInt64})
+    samples.push_back({std::string("searchsorted/") + std::string(dtype_info(dtype).name),
+                       {search_source(dtype)}});
+  return samples;
+}
+
+KernelInfo kernel(const char* op, KernelFn run, const char* description) {
+  KernelInfo k;
+  k.op = op;
+  k.name = "nvrtc";
+  k.device = DeviceType::CUDA;
+  k.run = std::move(run);
+  k.description = description;
+  return k;
+}
+
+}  // namespace
+
+void register_sort_kernels(KernelRegistry& registry) {
+  registry.add(kernel("sort", sort_kernel<false>,
+                      "(key, index) pairs: bitonic in shared memory for short rows, LSD radix "
+                      "(4-bit digits, all rows at once) for long ones; input gathered by index"));
+  registry.add(kernel("argsort", sort_kernel<true>,
+                      "(key, index) pairs: bitonic in shared memory for short rows, LSD radix "
+                      "(4-bit digits, all rows at once) for long ones"));
+  registry.add(kernel("searchsorted", searchsorted_kernel,
+                      "a thread per needle, binary search over sort keys"));
+  register_kernel_samples("sort", sort_samples);
+}
+
+}  // namespace xrt::cuda
