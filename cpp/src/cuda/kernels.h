@@ -13,6 +13,9 @@ void register_reduction_kernels(KernelRegistry& registry);
 void register_scan_kernels(KernelRegistry& registry);
 /// sort, argsort and searchsorted: cuda/sort_kernels.cpp.
 void register_sort_kernels(KernelRegistry& registry);
+/// arange, linspace, tril, triu, gather, scatter and take_along_axis:
+/// cuda/index_kernels.cpp.
+void register_index_kernels(KernelRegistry& registry);
 /// The CPU kernel on host copies, for every op the CPU has (Note [Host fallback]).
 void register_host_fallback_kernels(KernelRegistry& registry);
 /// matmul (cublas, cublaslt, native) and vecdot (cublas, native): cuda/matmul_kernels.cpp.

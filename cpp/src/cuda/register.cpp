@@ -11,6 +11,7 @@ void register_cuda_kernels(KernelRegistry& registry) {
   cuda::register_reduction_kernels(registry);
   cuda::register_scan_kernels(registry);
   cuda::register_sort_kernels(registry);
+  cuda::register_index_kernels(registry);
   cuda::register_matmul_kernels(registry);
   cuda::register_host_fallback_kernels(registry);  // last resort, lowest priority
 }
