@@ -63,10 +63,13 @@ XRT_CALLED_FN Complex<double> cexpm1(Complex<double> z) {
   if (isfinite(a) && isfinite(b)) {
     if (a == 0 && b == 0) return {0.0, b};
     if (b == 0) return {::xrt::ew::expm1(a), b};
-    double s = ::xrt::ew::sin(b / 2), cb = ::xrt::ew::cos(b);
-    double re = ::xrt::ew::expm1(a) * cb - 2 * s * s;
-    if (a > 700) re = ::xrt::ew::exp(a) * cb;
-    return {re, ::xrt::ew::exp(a) * ::xrt::ew::sin(b)};
+    if (a > 700) {  // e^a overflows before the products do: take it in two halves
+      double h = ::xrt::ew::exp(a / 2);
+      return {h * ::xrt::ew::cos(b) * h, h * ::xrt::ew::sin(b) * h};
+    }
+    double s = ::xrt::ew::sin(b / 2);
+    return {::xrt::ew::expm1(a) * ::xrt::ew::cos(b) - 2 * s * s,
+            ::xrt::ew::exp(a) * ::xrt::ew::sin(b)};
   }
   Complex<double> e = cexp(z);
   return {e.re - 1, e.im};
