@@ -188,13 +188,7 @@ std::vector<KernelSample> copy_samples() {
 }
 
 KernelInfo kernel(std::string op, KernelFn run, std::string description) {
-  KernelInfo k;
-  k.op = std::move(op);
-  k.name = "nvrtc";
-  k.device = DeviceType::CUDA;
-  k.run = std::move(run);
-  k.description = std::move(description);
-  return k;
+  return kernel_info(std::move(op), "nvrtc", std::move(run), std::move(description));
 }
 
 }  // namespace

@@ -370,18 +370,15 @@ std::vector<KernelSample> elementwise_kernel_samples();
 void register_elementwise_kernels(KernelRegistry& registry) {
   register_kernel_samples("elementwise", elementwise_kernel_samples);
   for (ElementwiseKernel* kernel : all_kernels()) {
-    KernelInfo info;
-    info.op = kernel->spec().name;
-    info.name = "nvrtc";
-    info.device = DeviceType::CUDA;
-    info.description =
-        "NVRTC kernel: 16-byte vector loads on dense operands, collapsed strides otherwise";
+    DTypePredicate supports;
     if (kernel->spec().family != Family::Where) {
       OpSpec spec = kernel->spec();
-      info.supports = [spec](const DTypeSignature& s) { return has_kernel(spec, s.dtypes[0]); };
+      supports = [spec](const DTypeSignature& s) { return has_kernel(spec, s.dtypes[0]); };
     }
-    info.run = [kernel](const KernelCall& call) { kernel->run(call); };
-    registry.add(std::move(info));
+    registry.add(kernel_info(
+        kernel->spec().name, "nvrtc", [kernel](const KernelCall& call) { kernel->run(call); },
+        "NVRTC kernel: 16-byte vector loads on dense operands, collapsed strides otherwise",
+        std::move(supports)));
   }
 }
 

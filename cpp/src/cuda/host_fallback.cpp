@@ -88,16 +88,11 @@ void register_host_fallback_kernels(KernelRegistry& registry) {
       ops.push_back(k->op);
   for (const std::string& name : ops) {
     OpId id = registry.op_id(name);
-    KernelInfo info;
-    info.op = name;
-    info.name = "host_fallback";
-    info.device = DeviceType::CUDA;
-    info.priority = -100;
-    info.run = [id](const KernelCall& call) { run_on_host(id, call); };
-    info.description =
+    registry.add(kernel_info(
+        name, "host_fallback", [id](const KernelCall& call) { run_on_host(id, call); },
         "copies the operands to the host, runs the CPU kernel and copies the results back "
-        "(synchronous; used where no CUDA kernel supports the call)";
-    registry.add(std::move(info));
+        "(synchronous; used where no CUDA kernel supports the call)",
+        {}, -100));
   }
 }
 

@@ -4,6 +4,10 @@
 
 namespace xrt::cuda {
 
+/// The registry entry of a built-in CUDA kernel (every family registers through this).
+KernelInfo kernel_info(std::string op, std::string name, KernelFn run, std::string description,
+                       DTypePredicate supports = {}, int priority = 0);
+
 /// copy (astype) and fill: cuda/copy_kernels.cpp.
 void register_copy_kernels(KernelRegistry& registry);
 /// sum, prod, mean, var, std, max, min, argmax, argmin, all, any, count_nonzero and
@@ -16,6 +20,8 @@ void register_sort_kernels(KernelRegistry& registry);
 /// arange, linspace, tril, triu, gather, scatter and take_along_axis:
 /// cuda/index_kernels.cpp.
 void register_index_kernels(KernelRegistry& registry);
+/// arange, linspace, tril, triu: cuda/creation_kernels.cpp.
+void register_creation_kernels(KernelRegistry& registry);
 /// The CPU kernel on host copies, for every op the CPU has (Note [Host fallback]).
 void register_host_fallback_kernels(KernelRegistry& registry);
 /// matmul (cublas, cublaslt, native) and vecdot (cublas, native): cuda/matmul_kernels.cpp.

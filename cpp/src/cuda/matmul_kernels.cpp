@@ -50,15 +50,9 @@ template <GemmLibrary library> void vecdot_kernel(const KernelCall& call) {
 template <GemmLibrary library>
 KernelInfo kernel(std::string op, std::string name, KernelFn run, int priority,
                   std::string description) {
-  KernelInfo k;
-  k.op = std::move(op);
-  k.name = std::move(name);
-  k.device = DeviceType::CUDA;
-  k.priority = priority;
-  k.supports = [](const DTypeSignature& s) { return gemm_supports(library, output_dtype(s)); };
-  k.run = std::move(run);
-  k.description = std::move(description);
-  return k;
+  return kernel_info(
+      std::move(op), std::move(name), std::move(run), std::move(description),
+      [](const DTypeSignature& s) { return gemm_supports(library, output_dtype(s)); }, priority);
 }
 
 }  // namespace

@@ -540,13 +540,7 @@ std::vector<KernelSample> reduce_samples() {
 }
 
 KernelInfo kernel(const ReductionEntry& e) {
-  KernelInfo k;
-  k.op = e.name;
-  k.name = "nvrtc";
-  k.device = DeviceType::CUDA;
-  k.run = e.run;
-  k.description = e.description;
-  return k;
+  return kernel_info(e.name, "nvrtc", e.run, e.description);
 }
 
 }  // namespace

@@ -5,12 +5,26 @@
 
 namespace xrt {
 
+KernelInfo cuda::kernel_info(std::string op, std::string name, KernelFn run,
+                             std::string description, DTypePredicate supports, int priority) {
+  KernelInfo k;
+  k.op = std::move(op);
+  k.name = std::move(name);
+  k.device = DeviceType::CUDA;
+  k.priority = priority;
+  k.supports = std::move(supports);
+  k.run = std::move(run);
+  k.description = std::move(description);
+  return k;
+}
+
 void register_cuda_kernels(KernelRegistry& registry) {
   cuda::register_copy_kernels(registry);
   cuda::register_elementwise_kernels(registry);
   cuda::register_reduction_kernels(registry);
   cuda::register_scan_kernels(registry);
   cuda::register_sort_kernels(registry);
+  cuda::register_creation_kernels(registry);
   cuda::register_index_kernels(registry);
   cuda::register_matmul_kernels(registry);
   cuda::register_host_fallback_kernels(registry);  // last resort, lowest priority

@@ -203,14 +203,9 @@ std::vector<KernelSample> scan_samples() {
 }
 
 KernelInfo kernel(const char* op, KernelFn run) {
-  KernelInfo k;
-  k.op = op;
-  k.name = "nvrtc";
-  k.device = DeviceType::CUDA;
-  k.run = std::move(run);
-  k.description = "tiles with a carry-in from earlier tiles in a fixed tree; short or "
-                  "side-by-side lines in order";
-  return k;
+  return kernel_info(op, "nvrtc", std::move(run),
+                     "tiles with a carry-in from earlier tiles in a fixed tree; short or "
+                     "side-by-side lines in order");
 }
 
 }  // namespace

@@ -212,13 +212,7 @@ std::vector<KernelSample> sort_samples() {
 }
 
 KernelInfo kernel(const char* op, KernelFn run, const char* description) {
-  KernelInfo k;
-  k.op = op;
-  k.name = "nvrtc";
-  k.device = DeviceType::CUDA;
-  k.run = std::move(run);
-  k.description = description;
-  return k;
+  return kernel_info(op, "nvrtc", std::move(run), description);
 }
 
 }  // namespace
