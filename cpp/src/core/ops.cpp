@@ -157,41 +157,17 @@ Tensor astype(const Tensor& x, DType dtype, bool copy) {
 
 Tensor contiguous(const Tensor& x) { return x.is_contiguous() ? x : astype(x, x.dtype(), true); }
 
-// Note [Copies between devices]: the backend moves contiguous bytes. A host tensor is made
-// contiguous on the host first. A device tensor that is not contiguous is moved as the byte
-// span its view covers and made contiguous on the host, so no device kernel is needed.
+// Note [Copies between devices]: the backend moves contiguous bytes. A view that is not
+// contiguous is made contiguous on its own device first: by the device's copy kernel, or,
+// where it has none, by the host fallback's copy of the byte span the view covers (so a
+// sparse view of a large buffer moves only its own elements when the device can copy).
 Tensor to_device(const Tensor& x, Device device) {
   if (device == x.device()) return x;
   const DeviceBackend& b = backend(device.is_cpu() ? x.device().type : device.type);
-  if (x.device().is_cpu()) {
-    Tensor src = contiguous(x);
-    Tensor out = empty(x.shape(), x.dtype(), device);
-    b.copy_bytes(out.data(), device, src.data(), kCPU, src.numel() * src.itemsize());
-    return out;
-  }
-  if (!device.is_cpu() && x.is_contiguous()) {  // between two devices
-    Tensor out = empty(x.shape(), x.dtype(), device);
-    b.copy_bytes(out.data(), device, x.data(), x.device(), x.numel() * x.itemsize());
-    return out;
-  }
-  if (!device.is_cpu()) return to_device(to_device(x, kCPU), device);
-  if (x.numel() == 0) return empty(x.shape(), x.dtype(), device);
-  if (x.is_contiguous()) {
-    Tensor out = empty(x.shape(), x.dtype(), kCPU);
-    b.copy_bytes(out.data(), kCPU, x.data(), x.device(), x.numel() * x.itemsize());
-    return out;
-  }
-  int64_t low = 0, high = 0;  // element offsets of the view's extremes
-  for (int i = 0; i < x.ndim(); ++i) {
-    int64_t reach = (x.shape()[i] - 1) * x.strides()[i];
-    (reach < 0 ? low : high) += reach;
-  }
-  int64_t span = high - low + 1;
-  Tensor host = empty(Dims{span}, x.dtype(), kCPU);
-  b.copy_bytes(host.data(), kCPU, x.data() + low * int64_t(x.itemsize()), x.device(),
-               span * x.itemsize());
-  Tensor view = host.as_strided(x.shape(), x.strides(), -low * int64_t(x.itemsize()));
-  return contiguous(view);
+  Tensor src = contiguous(x);
+  Tensor out = empty(x.shape(), x.dtype(), device);
+  b.copy_bytes(out.data(), device, src.data(), src.device(), src.numel() * src.itemsize());
+  return out;
 }
 
 DType result_type(DType a, DType b) {
