@@ -135,6 +135,12 @@ void bind_info(nb::module_& m) {
     d["cublaslt"] = library_dict(s.cublaslt);
     return d;
   });
+  // Opens the library if needed (cuFFT and cuSOLVER are loaded on first use).
+  m.def("cuda_library_status", [](const std::string& name) {
+    if (name == "cufft") return library_dict(cuda::library_status(cuda::Library::Cufft));
+    if (name == "cusolver") return library_dict(cuda::library_status(cuda::Library::Cusolver));
+    throw nb::value_error(("unknown CUDA library " + name).c_str());
+  });
   m.def("cublas_version", &cuda::cublas_version);
 }
 

@@ -28,8 +28,11 @@ const Status& status();
 
 /// The dlopen handles of the probed libraries (nullptr when not found). The driver's
 /// function table (cuda/driver.h) and the NVRTC and cuBLAS tables resolve their symbols here.
-enum class Library { Driver, Nvrtc, Cublas, CublasLt };
+/// cuFFT and cuSOLVER are large and rarely needed: they are opened on first use, not by
+/// the probe, and library_status says what that found.
+enum class Library { Driver, Nvrtc, Cublas, CublasLt, Cufft, Cusolver };
 void* library_handle(Library library);
+LibraryStatus library_status(Library library);
 
 /// cuBLAS's version (major * 10000 + minor * 100 + patch); needs no GPU. CudaError saying
 /// how to install cuBLAS when it cannot be loaded.

@@ -1,4 +1,5 @@
-// cpp/src/cuda/loader.cpp: dlopen of libcuda, NVRTC and cuBLAS(Lt); nothing is linked.
+// cpp/src/cuda/loader.cpp: dlopen of libcuda, NVRTC, cuBLAS(Lt), cuFFT and cuSOLVER; nothing
+// is linked.
 #include "xpuruntime/cuda_loader.h"
 
 #include <dlfcn.h>
@@ -10,7 +11,8 @@ namespace {
 
 std::vector<std::string> search_paths;
 std::mutex mutex;
-void* handles[4] = {};
+void* handles[6] = {};
+LibraryStatus lazy_status[6];
 
 // Tries each name in each search folder, then through the system's own lookup.
 LibraryStatus open_library(const std::vector<std::string>& names, void** handle) {
@@ -84,9 +86,34 @@ void set_search_paths(std::vector<std::string> paths) {
   search_paths = std::move(paths);
 }
 
+// Note: the CUDA 13 wheels put every library in one folder (nvidia/cu13/lib), and
+// cuSOLVER's own dependencies (cuSPARSE, nvJitLink, cuBLAS) resolve there through its
+// $ORIGIN rpath; a toolkit's lib64 works the same way.
 void* library_handle(Library library) {
   status();
-  return handles[int(library)];
+  if (library != Library::Cufft && library != Library::Cusolver) return handles[int(library)];
+  static std::once_flag once[2];
+  int slot = int(library);
+  std::call_once(once[slot - int(Library::Cufft)], [&] {
+    std::lock_guard lock(mutex);
+    lazy_status[slot] =
+        library == Library::Cufft
+            ? open_library({"libcufft.so.12", "libcufft.so.11", "libcufft.so"}, &handles[slot])
+            : open_library({"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so"},
+                           &handles[slot]);
+  });
+  return handles[slot];
+}
+
+LibraryStatus library_status(Library library) {
+  const Status& s = status();
+  switch (library) {
+    case Library::Driver: return s.driver;
+    case Library::Nvrtc: return s.nvrtc;
+    case Library::Cublas: return s.cublas;
+    case Library::CublasLt: return s.cublaslt;
+    default: library_handle(library); return lazy_status[int(library)];
+  }
 }
 
 const Status& status() {
