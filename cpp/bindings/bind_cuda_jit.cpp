@@ -3,10 +3,12 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <variant>
 
 #include "bind_args.h"
 #include "bindings.h"
+#include "cuda/allocator.h"
 #include "cuda/jit.h"
 #include "cuda/kernel_check.h"
 #include "cuda/runtime.h"
@@ -58,9 +60,46 @@ void launch(const std::string& source, const std::string& name, const std::vecto
   cuda::launch(fn, g, b, shared_bytes, cuda::current_stream(device), pointers.data());
 }
 
+// Host nanoseconds per call of the pieces every CUDA op pays, measured in C++ so that no
+// Python is counted (benchmarks/bench_cuda_host_cost.py prints them beside whole ops).
+nb::dict host_costs(int count) {
+  if (count <= 0) throw ValueError("count must be positive");
+  using clock = std::chrono::steady_clock;
+  auto per_call = [count](auto&& body) {
+    body();  // first call outside the timing (compiles, creates, warms)
+    auto start = clock::now();
+    for (int i = 0; i < count; ++i) body();
+    return std::chrono::duration<double, std::nano>(clock::now() - start).count() / count;
+  };
+  nb::dict d;
+  nb::gil_scoped_release release;
+  int device = cuda::current_device();
+  cuda::activate(device);
+  cuda::CUstream stream = cuda::current_stream(device);
+  cuda::CUfunction empty = cuda::jit_function(
+      device, {"extern \"C\" __global__ void xrt_empty(float* a, const float* b, long long n) {}", {}},
+      "xrt_empty");
+  float* a = nullptr;
+  long long n = 16;
+  void* args[] = {&a, &a, &n};
+  double launch = per_call([&] { cuda::launch(empty, {1}, {128}, 0, stream, args); });
+  double activate = per_call([&] { cuda::activate(device); });
+  double current = per_call([&] { (void)cuda::current_stream(device); });
+  double allocate = per_call([&] { (void)cuda::allocate_storage(64, device, stream); });
+  nb::gil_scoped_acquire acquire;
+  d["launch_ns"] = launch;
+  d["activate_ns"] = activate;
+  d["current_stream_ns"] = current;
+  d["allocate_free_ns"] = allocate;
+  return d;
+}
+
 }  // namespace
 
 void bind_cuda_jit(nb::module_& m) {
+  m.def("_cuda_host_costs", &host_costs, nb::arg("count") = 100000,
+        "Host ns per call of an empty kernel launch, activate, current_stream and a cached "
+        "64-byte allocation (with its free), on the current device and stream.");
   m.def("cuda_jit_cache_info", [] {
     cuda::JitCacheInfo info = cuda::jit_cache_info();
     nb::dict d;
