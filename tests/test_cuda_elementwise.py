@@ -459,3 +459,78 @@ def test_where_every_dtype_and_scalar_branches():
         same(*both(lambda to: xrt.where(to(c), to(x), to(y))))
         same(*both(lambda to: xrt.where(to(c)[::-2], xrt.reshape(to(x)[::2], (1, -1)),
                                         to(y)[0])))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["bool", "uint64", "int64", "float16", "float64",
+                                   "complex128"])
+def test_host_scalars_ride_in_the_arguments(dtype):
+    """Note [Host scalars]: a Python scalar is not made a device array; every layout reads
+    its value from the launch's arguments (16 bytes for complex128)."""
+    a = _random(dtype, 4099)
+    if dtype == "bool":
+        s = True
+    elif dtype in ("uint64", "int64"):
+        s = (1 << 62) + 3 if dtype == "uint64" else -(1 << 61) - 7
+    elif dtype == "complex128":
+        s = complex(1.0 / 3.0, -2.5e-300)
+    else:
+        s = 1.0 / 3.0
+    op = xrt.logical_xor if dtype == "bool" else xrt.add
+
+    def make(to):
+        x = to(a)
+        m = xrt.reshape(x[:4096], (64, 64))
+        return [op(x, s), op(s, x),                 # dense, both sides, vectorised
+                op(x[1:], s),                      # unaligned: one element per load
+                op(m.mT, s), op(s, m[::2, ::-3]),  # strided kernels
+                op(x[5], s), op(s, x[5])]          # 0-d: one element
+    for got, want in zip(*both(make)):
+        same(got, want)
+    with xrt.explain() as log:
+        op(gpu(a), s)
+    assert log.kernels(op.__name__) == ["nvrtc"]
+
+
+@pytest.mark.cuda
+def test_host_scalars_in_place_and_operators():
+    a = rng.standard_normal((8, 10)).astype(np.float32)
+
+    def make(to):
+        x = to(a)
+        v = x[:, ::3]
+        v += 2.5        # strided in place
+        x *= 0.5        # dense in place
+        y = 1 - x       # reflected
+        z = 2 ** x[0]   # reflected pow
+        w = x[1, 1]
+        w -= 4          # 0-d in place
+        return [x, y, z, w, x > 0.25, 3 % (x + 10.0)]
+    for got, want in zip(*both(make)):
+        close(got, want)
+
+
+@pytest.mark.cuda
+def test_a_cpu_array_with_a_cuda_array_is_still_an_error():
+    x = xrt.ones(4, device=CUDA)
+    for other in (xrt.asarray(1.0), xrt.ones(4)):
+        with pytest.raises(ValueError, match="different devices"):
+            x + other
+        with pytest.raises(ValueError, match="different devices"):
+            other * x
+        with pytest.raises(ValueError, match="different devices"):
+            x += other
+
+
+@pytest.mark.cuda
+def test_host_scalars_are_captured_by_value_in_graphs():
+    x = xrt.arange(16, dtype=xrt.float32, device=CUDA)
+    g = xrt.cuda.CUDAGraph()
+    with xrt.cuda.graph(g):
+        y = x * 3.0 + 1.0
+    for _ in range(2):
+        x += 1.0  # the graph reads x's memory, and keeps the scalars it was captured with
+        xrt.cuda.synchronize()
+        g.replay()
+        xrt.cuda.synchronize()
+        np.testing.assert_array_equal(host(y), host(x) * 3 + 1)

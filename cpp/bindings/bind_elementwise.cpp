@@ -19,16 +19,23 @@ std::string py_type_name(nb::handle h) { return nb::type_name(h.type()).c_str();
 nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
 
 // The standard lets one operand of a binary function be a Python scalar; it takes the
-// other operand's dtype (TypeError for the mixes the standard leaves undefined).
+// other operand's dtype (TypeError for the mixes the standard leaves undefined). The scalar
+// stays on the host (Note [Host scalars] in xpuruntime/elementwise.h).
+std::optional<Tensor> host_scalar(const Tensor& self, nb::handle other) {
+  std::optional<Scalar> s = scalar_from_python(other);
+  if (!s) return std::nullopt;
+  return scalar_tensor(*s, scalar_result_type(self.dtype(), s->kind), kCPU);
+}
+
 Tensor binary_args(BinaryOp op, nb::handle x1, nb::handle x2) {
   bool t1 = is_tensor(x1), t2 = is_tensor(x2);
   if (t1 && t2) return binary(op, as_tensor(x1), as_tensor(x2));
   if (t1) {
-    if (std::optional<Tensor> rhs = operand(as_tensor(x1), x2))
-      return binary(op, as_tensor(x1), *rhs);
+    if (std::optional<Tensor> rhs = host_scalar(as_tensor(x1), x2))
+      return binary_with_host_scalar(op, as_tensor(x1), *rhs);
   } else if (t2) {
-    if (std::optional<Tensor> lhs = operand(as_tensor(x2), x1))
-      return binary(op, *lhs, as_tensor(x2));
+    if (std::optional<Tensor> lhs = host_scalar(as_tensor(x2), x1))
+      return binary_with_host_scalar(op, *lhs, as_tensor(x2));
   }
   throw TypeError(std::string(binary_info(op).name) +
                   ": expected arrays, or an array and a Python scalar (got " + py_type_name(x1) +
@@ -139,18 +146,20 @@ void bind_elementwise(nb::module_& m) {
     BinaryOp op = row.op;
     nb::cpp_function_def(
         [op](const Tensor& self, nb::handle other) -> nb::object {
-          std::optional<Tensor> rhs = operand(self, other);
+          if (is_tensor(other)) return nb::cast(binary(op, self, as_tensor(other)));
+          std::optional<Tensor> rhs = host_scalar(self, other);
           if (!rhs) return not_implemented();
-          return nb::cast(binary(op, self, *rhs));
+          return nb::cast(binary_with_host_scalar(op, self, *rhs));
         },
         nb::scope(cls), nb::name(row.name), nb::is_method(), nb::is_operator(),
         nb::arg("other"));
     if (row.reflected)
       nb::cpp_function_def(
           [op](const Tensor& self, nb::handle other) -> nb::object {
-            std::optional<Tensor> lhs = operand(self, other);
+            if (is_tensor(other)) return nb::cast(binary(op, as_tensor(other), self));
+            std::optional<Tensor> lhs = host_scalar(self, other);
             if (!lhs) return not_implemented();
-            return nb::cast(binary(op, *lhs, self));
+            return nb::cast(binary_with_host_scalar(op, *lhs, self));
           },
           nb::scope(cls), nb::name(row.reflected), nb::is_method(), nb::is_operator(),
           nb::arg("other"));
@@ -158,9 +167,13 @@ void bind_elementwise(nb::module_& m) {
       nb::cpp_function_def(
           [op](nb::handle self, nb::handle other) -> nb::object {
             Tensor& t = nb::cast<Tensor&>(self);
-            std::optional<Tensor> rhs = operand(t, other);
+            if (is_tensor(other)) {
+              binary_inplace(op, t, as_tensor(other));
+              return nb::borrow(self);
+            }
+            std::optional<Tensor> rhs = host_scalar(t, other);
             if (!rhs) return not_implemented();
-            binary_inplace(op, t, *rhs);
+            binary_inplace_with_host_scalar(op, t, *rhs);
             return nb::borrow(self);
           },
           nb::scope(cls), nb::name(row.inplace), nb::is_method(), nb::is_operator(),

@@ -85,6 +85,15 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 /// result dtype must be a's dtype.
 void binary_inplace(BinaryOp op, Tensor& a, const Tensor& b);
 
+/// Note [Host scalars]: a Python scalar combined with a device array is held as a 0-d CPU
+/// tensor (of the dtype the standard gives it) and handed to the device's kernel as is: the
+/// CUDA elementwise kernels pass its value in the launch's arguments, which saves creating
+/// and filling a 0-d device array (a driver call) on every `x + 1.0`. These are the only
+/// calls in which a device kernel receives a CPU input, always 0-d; every other mix of
+/// devices stays an error. On the CPU they are binary / binary_inplace.
+Tensor binary_with_host_scalar(BinaryOp op, const Tensor& a, const Tensor& b);
+void binary_inplace_with_host_scalar(BinaryOp op, Tensor& a, const Tensor& scalar);
+
 /// The element of x where condition holds, else the element of y (broadcast, promoted).
 Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y);
 /// x limited to [min, max]; either bound may be absent. Bounds broadcast to x's shape and

@@ -63,10 +63,23 @@ template <int N> struct Vector<None, N> {
   None v[N];
 };
 
-/// Arguments of a dense kernel: operand addresses (output first) and the element count.
+/// A Python scalar's value, passed in the kernel's arguments (Note [Host scalars] in
+/// cuda/elementwise_kernels.cpp): input k reads it when its address is null.
+struct HostValues {
+  alignas(16) u64 bits[3][2];
+};
+
+/// Where input k's one value lives: its device address, or the argument's copy.
+__device__ __forceinline__ const char* value_address(const char* p, const HostValues& v, int k) {
+  return p ? p : reinterpret_cast<const char*>(v.bits[k]);
+}
+
+/// Arguments of a dense kernel: operand addresses (output first), the element count and
+/// the values of host scalars.
 template <int NARGS> struct DenseArgs {
   char* ptr[NARGS];
   i64 n;
+  HostValues values;
 };
 
 /// Input k of a dense kernel: a run of T, or one T broadcast to all (SCALAR).
@@ -101,9 +114,13 @@ template <int N, bool SCALAR> struct DenseInput<None, N, SCALAR> {
 template <class Fn, int VEC, int UNROLL, unsigned SCALARS>
 __device__ __forceinline__ void dense_kernel(const DenseArgs<4>& a) {
   using Out = typename Fn::Out;
-  const DenseInput<typename Fn::In0, VEC, (SCALARS & 1u) != 0> x0(a.ptr[1]);
-  const DenseInput<typename Fn::In1, VEC, (SCALARS & 2u) != 0> x1(a.ptr[2]);
-  const DenseInput<typename Fn::In2, VEC, (SCALARS & 4u) != 0> x2(a.ptr[3]);
+  // A scalar input's value may be a host scalar's, in the arguments (its address null).
+  const DenseInput<typename Fn::In0, VEC, (SCALARS & 1u) != 0> x0(
+      (SCALARS & 1u) ? value_address(a.ptr[1], a.values, 0) : a.ptr[1]);
+  const DenseInput<typename Fn::In1, VEC, (SCALARS & 2u) != 0> x1(
+      (SCALARS & 2u) ? value_address(a.ptr[2], a.values, 1) : a.ptr[2]);
+  const DenseInput<typename Fn::In2, VEC, (SCALARS & 4u) != 0> x2(
+      (SCALARS & 4u) ? value_address(a.ptr[3], a.values, 2) : a.ptr[3]);
   Vector<Out, VEC>* out = reinterpret_cast<Vector<Out, VEC>*>(a.ptr[0]);
   const i64 steps = a.n / VEC;
   const i64 block_steps = i64(blockDim.x) * UNROLL;
@@ -144,12 +161,14 @@ __device__ __forceinline__ void dense_kernel(const DenseArgs<4>& a) {
 }
 
 /// Arguments of a strided kernel: operand addresses (output first), the collapsed shape
-/// (innermost last) and each operand's byte strides.
+/// (innermost last), each operand's byte strides, and the values of host scalars (whose
+/// address is null and strides zero).
 template <int ND> struct StridedArgs {
   char* ptr[4];
   i64 size[ND];
   i64 stride[4][ND];
   i64 n;
+  HostValues values;
 };
 
 template <class T, class S> __device__ __forceinline__ T load_at(const char* p, S offset) {
@@ -161,6 +180,8 @@ template <class Fn, int ND, class I>
 __device__ __forceinline__ void strided_kernel(const StridedArgs<ND>& a) {
   using S = conditional_t<sizeof(I) == 4, int, i64>;  // signed offsets (strides may be < 0)
   const I n = I(a.n);
+  const char* in[3] = {value_address(a.ptr[1], a.values, 0), value_address(a.ptr[2], a.values, 1),
+                       value_address(a.ptr[3], a.values, 2)};
   for (I linear = I(blockIdx.x) * blockDim.x + threadIdx.x; linear < n;
        linear += I(gridDim.x) * blockDim.x) {
     S offset[4] = {0, 0, 0, 0};
@@ -175,9 +196,9 @@ __device__ __forceinline__ void strided_kernel(const StridedArgs<ND>& a) {
       for (int k = 0; k < 4; ++k) offset[k] += coordinate * S(a.stride[k][d]);
     }
     *reinterpret_cast<typename Fn::Out*>(a.ptr[0] + offset[0]) =
-        Fn::call(load_at<typename Fn::In0>(a.ptr[1], offset[1]),
-                 load_at<typename Fn::In1>(a.ptr[2], offset[2]),
-                 load_at<typename Fn::In2>(a.ptr[3], offset[3]));
+        Fn::call(load_at<typename Fn::In0>(in[0], offset[1]),
+                 load_at<typename Fn::In1>(in[1], offset[2]),
+                 load_at<typename Fn::In2>(in[2], offset[3]));
   }
 }
 

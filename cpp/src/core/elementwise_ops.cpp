@@ -139,9 +139,10 @@ Tensor unary(UnaryOp op, const Tensor& x) {
   return out;
 }
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+namespace {
+
+Tensor binary_on(BinaryOp op, const Tensor& a, const Tensor& b, Device device) {
   const ElementwiseInfo& info = binary_info(op);
-  check_same_device(a, b, info.name);
   DType promoted = result_type(a.dtype(), b.dtype());
   check_category(info, promoted);
   DType dtype = compute_dtype(op, promoted);
@@ -149,15 +150,13 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   Tensor hold_a, hold_b;
   const Tensor& x = conform(a, dtype, shape, hold_a);
   const Tensor& y = conform(b, dtype, shape, hold_b);
-  Tensor out = empty(shape, result_dtype(info, dtype), a.device());
+  Tensor out = empty(shape, result_dtype(info, dtype), device);
   run(OpIds::get().binary[static_cast<int>(op)], {&x, &y}, out);
   return out;
 }
 
-void binary_inplace(BinaryOp op, Tensor& a, const Tensor& b) {
+void binary_inplace_unchecked(BinaryOp op, Tensor& a, const Tensor& b) {
   const ElementwiseInfo& info = binary_info(op);
-  check_writable(a);
-  check_same_device(a, b, info.name);
   DType promoted = result_type(a.dtype(), b.dtype());
   check_category(info, promoted);
   DType dtype = compute_dtype(op, promoted);
@@ -169,10 +168,43 @@ void binary_inplace(BinaryOp op, Tensor& a, const Tensor& b) {
     throw ValueError(std::string("in-place ") + info.name + ": shape " + shape_str(b.shape()) +
                      " does not broadcast to " + shape_str(a.shape()));
   Tensor other = b;
-  if (overlaps_differently(a, other)) other = astype(other, other.dtype(), true);
+  if (a.device() == b.device() && overlaps_differently(a, other))
+    other = astype(other, other.dtype(), true);
   Tensor hold;
   const Tensor& y = conform(other, dtype, a.shape(), hold);
   run(OpIds::get().binary[static_cast<int>(op)], {&a, &y}, a);
+}
+
+void check_host_scalar(const Tensor& scalar, const char* op) {
+  if (!scalar.device().is_cpu() || scalar.ndim() != 0)
+    throw ValueError(std::string(op) + ": a host scalar must be a 0-d CPU tensor");
+}
+
+}  // namespace
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  check_same_device(a, b, binary_info(op).name);
+  return binary_on(op, a, b, a.device());
+}
+
+void binary_inplace(BinaryOp op, Tensor& a, const Tensor& b) {
+  check_writable(a);
+  check_same_device(a, b, binary_info(op).name);
+  binary_inplace_unchecked(op, a, b);
+}
+
+Tensor binary_with_host_scalar(BinaryOp op, const Tensor& a, const Tensor& b) {
+  if (a.device() == b.device()) return binary(op, a, b);
+  bool scalar_first = a.device().is_cpu();
+  check_host_scalar(scalar_first ? a : b, binary_info(op).name);
+  return binary_on(op, a, b, scalar_first ? b.device() : a.device());
+}
+
+void binary_inplace_with_host_scalar(BinaryOp op, Tensor& a, const Tensor& scalar) {
+  if (a.device() == scalar.device()) return binary_inplace(op, a, scalar);
+  check_writable(a);
+  check_host_scalar(scalar, binary_info(op).name);
+  binary_inplace_unchecked(op, a, scalar);
 }
 
 Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y) {

@@ -16,6 +16,7 @@
 // stack and launches.
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
@@ -46,6 +47,11 @@ constexpr int kSlotDims = 8;           // strided kernels of up to 8 dims are ca
 constexpr int kSlots = 16 + 2 * kSlotDims;
 
 enum class Family : uint8_t { Unary = 1, Binary = 2, Where = 3 };
+
+/// The values of host scalars, as the kernels' HostValues (cpp/kernels/xrt/elementwise.cuh).
+struct HostValues {
+  alignas(16) uint64_t bits[3][2];
+};
 
 /// One op of the family: its table row and how its kernels are generated.
 struct OpSpec {
@@ -169,41 +175,55 @@ class ElementwiseKernel {
 
     Plan plan;
     plan.nargs = nargs;
+    HostValues values{};
+    unsigned host = 0;  // inputs that are host scalars: their value goes in the arguments
     for (int k = 0; k < nargs; ++k) {
       plan.ptr[k] = operands[k]->data();
       plan.item[k] = static_cast<int64_t>(operands[k]->itemsize());
+      if (k > 0 && operands[k]->device().is_cpu()) {  // Note [Host scalars]: 0-d, broadcast
+        std::memcpy(values.bits[k - 1], operands[k]->data(), operands[k]->itemsize());
+        plan.ptr[k] = nullptr;
+        host |= 1u << (k - 1);
+      }
     }
     Layout layout;
     int64_t n = out.numel();
-    bool all_dense = out.is_contiguous();
+    bool all_dense = out.is_contiguous() && host == 0;
     for (int k = 1; k < nargs && all_dense; ++k)
       all_dense = operands[k]->shape() == out.shape() && operands[k]->is_contiguous();
     if (!all_dense) {
       collapse(plan, operands);
       layout = classify(plan);
     }
-    if (layout.dense) layout.vector = vector_elements(dtype, plan, layout.scalars);
+    if (layout.dense) {
+      layout.scalars |= host;  // a one-element call reads them as scalars too
+      layout.vector = vector_elements(dtype, plan, layout.scalars);
+    }
 
     CUfunction fn = function(device, dtype, layout);
     CUstream stream = current_stream(device);
     if (layout.dense) {
-      struct {
+      struct {  // DenseArgs<4>
         char* ptr[kMaxArgs];
         int64_t n;
-      } args = {{plan.ptr[0], plan.ptr[1], plan.ptr[2], plan.ptr[3]}, n};
+        HostValues values;
+      } args = {{plan.ptr[0], plan.ptr[1], plan.ptr[2], plan.ptr[3]}, n, values};
       void* params[] = {&args};
       int unroll = unroll_of(dtype);
       unsigned blocks = blocks_for(n / layout.vector, int64_t(kBlock) * unroll);
       launch(fn, Dim3{blocks}, Dim3{kBlock}, 0, stream, params);
     } else {
-      // StridedArgs<ND>: ptr[4], size[ND], stride[4][ND], n (all 8-byte fields).
-      int64_t args[kMaxArgs + 64 + kMaxArgs * 64 + 1];
+      // StridedArgs<ND>: ptr[4], size[ND], stride[4][ND], n (all 8-byte fields), then the
+      // host values at the next 16-byte boundary.
+      alignas(16) int64_t args[kMaxArgs + 64 + kMaxArgs * 64 + 2 + sizeof(HostValues) / 8];
       int nd = plan.ndim, at = 0;
       for (int k = 0; k < kMaxArgs; ++k) args[at++] = reinterpret_cast<int64_t>(plan.ptr[k]);
       for (int d = 0; d < nd; ++d) args[at++] = plan.size[d];
       for (int k = 0; k < kMaxArgs; ++k)
         for (int d = 0; d < nd; ++d) args[at++] = k < nargs ? plan.stride[k][d] : 0;
       args[at++] = n;
+      at += at % 2;
+      std::memcpy(&args[at], &values, sizeof values);
       void* params[] = {args};
       launch(fn, Dim3{blocks_for(n, kBlock)}, Dim3{kBlock}, 0, stream, params);
     }
