@@ -87,13 +87,22 @@ def rows(torch, cupy):
         for _ in range(100):
             tx.add_(1.0)
 
+    # The same with our own op (x += 1.0: the scalar rides in the kernel's arguments).
+    x16 = xrt.zeros(16, device="cuda")
+    og = xrt.cuda.CUDAGraph()
+    with xrt.cuda.graph(og):
+        for _ in range(100):
+            x16 += 1.0
+
     def replay(graph):
         def run():
             graph.replay()
             torch.cuda.synchronize()
         return run
 
-    yield ("graph of 100 ops: replay+sync (per op)", (replay(g), 100),
+    yield ("graph of 100 torch ops: replay+sync (per op)", (replay(g), 100),
+           {"torch.cuda.graph": (replay(tg), 100)})
+    yield ("graph of 100 xpuruntime ops: replay+sync (per op)", (replay(og), 100),
            {"torch.cuda.graph": (replay(tg), 100)})
 
 
