@@ -404,17 +404,19 @@ def test_plan_cache_is_bounded_and_reused():
 
 @cuda
 def test_explain_names_the_cufft_kernels():
-    x = gpu(random_array(14, (4, 8), "complex64"))
+    a = random_array(14, (4, 8), "complex64")
+    x, xr = gpu(a), gpu(a.real)
     with xrt.explain() as log:
         xrt.fft.fftn(x)
-        xrt.fft.rfft(xrt.real(x))
+        xrt.fft.rfft(xr)
         xrt.fft.irfft(x)
         xrt.fft.fftfreq(8, device=DEVICE)
+        xrt.fft.rfftfreq(8, device=DEVICE)
     assert log.kernels("fft_c2c") == ["cufft", "cufft"]
     assert log.kernels("fft_r2c") == ["cufft"]
     assert log.kernels("fft_c2r") == ["cufft"]
     assert log.kernels("fftfreq") == ["nvrtc"]
-    assert "host_fallback" not in log.kernels()
+    assert log.kernels("rfftfreq") == ["nvrtc"]
 
 
 MISSING_CUFFT = """

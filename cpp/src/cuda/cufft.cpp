@@ -17,6 +17,9 @@
 //    so a plan destroyed with a transform still queued is destroyed after it.
 //  - A plan that fails with CUFFT_ALLOC_FAILED is retried once after the cache's other
 //    plans and the allocator's unused memory are given back.
+//  - Transforms can be captured in CUDA graphs; a plan made during a capture is made in
+//    relaxed capture mode. A plan evicted (destroyed) during a capture invalidates it: make
+//    the plans first (run the transforms once) or raise the capacity.
 //  - The caches are never destroyed: at process exit the driver may already be gone.
 #include "cuda/cufft.h"
 
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "cuda/allocator.h"
+#include "cuda/graph.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/cuda_loader.h"
 #include "xpuruntime/cuda_memory.h"
@@ -106,6 +110,8 @@ using PlanRef = std::shared_ptr<Plan>;
 
 std::shared_ptr<Plan> make_plan(const FftPlanKey& key) {
   const CufftApi& api = cufft();
+  // Making a plan allocates (cudaMalloc), which a graph capture in global mode forbids.
+  RelaxedCaptureMode relaxed;
   auto plan = std::make_shared<Plan>();
   check_cufft(api.cufftCreate(&plan->handle), "cufftCreate");
   check_cufft(api.cufftSetAutoAllocation(plan->handle, 0), "cufftSetAutoAllocation");
