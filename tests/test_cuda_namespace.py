@@ -82,7 +82,11 @@ def test_cuda_matches_cpu(name):
     want = make(xrt.asarray)
     got = make(gpu)
     if name in APPROXIMATE:
-        np.testing.assert_allclose(host(got), np.from_dlpack(want), rtol=1e-6, atol=1e-12)
+        want = np.from_dlpack(want)
+        # cuFFT computes complex64 in float32 (the CPU in double): its error is relative to
+        # the largest value, not to each one.
+        atol = 2e-6 * np.max(np.abs(want)) if name.startswith("fft.") else 1e-12
+        np.testing.assert_allclose(host(got), want, rtol=1e-6, atol=atol)
     else:
         same(got, want)
 

@@ -4,6 +4,7 @@
 #include <nanobind/stl/tuple.h>
 
 #include "bindings.h"
+#include "cuda/cufft.h"
 #include "cuda/device_info.h"
 #include "cuda/graph.h"
 #include "cuda/runtime.h"
@@ -261,6 +262,24 @@ void bind_graphs(nb::module_& m) {
       .def_prop_ro("num_nodes", &Graph::num_nodes, "Nodes in the captured graph.");
 }
 
+// cuFFT's plan caches (cuda/cufft.h, Note [cuFFT plans]).
+void bind_fft_plans(nb::module_& m) {
+  m.def("cufft_version", &cuda::cufft_version);
+  m.def("cufft_plan_cache_info", [](nb::handle device) {
+    cuda::FftPlanCacheInfo info = cuda::fft_plan_cache_info(cuda_index(device));
+    nb::dict d;
+    d["size"] = info.size;
+    d["capacity"] = info.capacity;
+    d["hits"] = info.hits;
+    d["misses"] = info.misses;
+    d["evictions"] = info.evictions;
+    return d;
+  }, nb::arg("device").none() = nb::none());
+  m.def("set_cufft_plan_cache_capacity", &cuda::set_fft_plan_cache_capacity,
+        nb::arg("capacity"));
+  m.def("cufft_plan_cache_clear", &cuda::clear_fft_plan_cache);
+}
+
 }  // namespace
 
 void bind_cuda(nb::module_& m) {
@@ -268,6 +287,7 @@ void bind_cuda(nb::module_& m) {
   bind_devices_api(c);
   bind_streams(c);
   bind_graphs(c);
+  bind_fft_plans(c);
   c.def("_dlpack_stream_number", &cuda::dlpack_stream_number, nb::arg("device"),
         "The DLPack stream number of device's current stream (1: legacy default).");
 

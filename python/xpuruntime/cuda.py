@@ -44,6 +44,28 @@ def nvrtc_version():
     return _core.cuda_nvrtc_version()
 
 
+def cufft_version():
+    """cuFFT's version (e.g. 12000; no GPU needed); CudaError saying how to install cuFFT
+    (``pip install nvidia-cufft``) when it cannot be loaded."""
+    return _core._cuda.cufft_version()
+
+
+def cufft_plan_cache_info(device=None):
+    """The cuFFT plan cache of a device (default: the current one): size, capacity, hits,
+    misses, evictions. Plans are kept per device, least recently used out first."""
+    return _core._cuda.cufft_plan_cache_info(device)
+
+
+def set_cufft_plan_cache_capacity(capacity):
+    """How many cuFFT plans each device keeps (default 64; 0 keeps none)."""
+    _core._cuda.set_cufft_plan_cache_capacity(capacity)
+
+
+def clear_cufft_plan_cache():
+    """Destroys every cached cuFFT plan."""
+    _core._cuda.cufft_plan_cache_clear()
+
+
 # ---- Devices, streams, events and graphs (python/xpuruntime/_cuda_runtime.py) ----------
 from ._cuda_runtime import (  # noqa: E402,F401
     CUDAGraph,
