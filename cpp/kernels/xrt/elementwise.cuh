@@ -69,9 +69,12 @@ struct HostValues {
   alignas(16) u64 bits[3][2];
 };
 
-/// Where input k's one value lives: its device address, or the argument's copy.
-__device__ __forceinline__ const char* value_address(const char* p, const HostValues& v, int k) {
-  return p ? p : reinterpret_cast<const char*>(v.bits[k]);
+/// Input k's host value as T, read from the arguments by value: taking the address of a
+/// kernel argument would make the compiler copy the arguments to local memory.
+template <class T> __device__ __forceinline__ T host_value(const HostValues& v, int k) {
+  T r{};
+  if constexpr (!is_same<T, None>) memcpy(&r, &v.bits[k][0], sizeof(T));
+  return r;
 }
 
 /// Arguments of a dense kernel: operand addresses (output first), the element count and
@@ -86,9 +89,10 @@ template <int NARGS> struct DenseArgs {
 template <class T, int N, bool SCALAR> struct DenseInput {
   const T* base;
   T value;
-  __device__ __forceinline__ explicit DenseInput(const char* p)
+  /// A scalar input with a null address is a host scalar, whose value is `host`.
+  __device__ __forceinline__ DenseInput(const char* p, T host)
       : base(reinterpret_cast<const T*>(p)) {
-    if constexpr (SCALAR) value = *base;
+    if constexpr (SCALAR) value = base ? *base : host;
   }
   __device__ __forceinline__ Vector<T, N> load(i64 step) const {
     Vector<T, N> r;
@@ -106,7 +110,7 @@ template <class T, int N, bool SCALAR> struct DenseInput {
   }
 };
 template <int N, bool SCALAR> struct DenseInput<None, N, SCALAR> {
-  __device__ __forceinline__ explicit DenseInput(const char*) {}
+  __device__ __forceinline__ DenseInput(const char*, None) {}
   __device__ __forceinline__ Vector<None, N> load(i64) const { return {}; }
   __device__ __forceinline__ None load_one(i64) const { return {}; }
 };
@@ -115,12 +119,12 @@ template <class Fn, int VEC, int UNROLL, unsigned SCALARS>
 __device__ __forceinline__ void dense_kernel(const DenseArgs<4>& a) {
   using Out = typename Fn::Out;
   // A scalar input's value may be a host scalar's, in the arguments (its address null).
-  const DenseInput<typename Fn::In0, VEC, (SCALARS & 1u) != 0> x0(
-      (SCALARS & 1u) ? value_address(a.ptr[1], a.values, 0) : a.ptr[1]);
-  const DenseInput<typename Fn::In1, VEC, (SCALARS & 2u) != 0> x1(
-      (SCALARS & 2u) ? value_address(a.ptr[2], a.values, 1) : a.ptr[2]);
-  const DenseInput<typename Fn::In2, VEC, (SCALARS & 4u) != 0> x2(
-      (SCALARS & 4u) ? value_address(a.ptr[3], a.values, 2) : a.ptr[3]);
+  using In0 = typename Fn::In0;
+  using In1 = typename Fn::In1;
+  using In2 = typename Fn::In2;
+  const DenseInput<In0, VEC, (SCALARS & 1u) != 0> x0(a.ptr[1], host_value<In0>(a.values, 0));
+  const DenseInput<In1, VEC, (SCALARS & 2u) != 0> x1(a.ptr[2], host_value<In1>(a.values, 1));
+  const DenseInput<In2, VEC, (SCALARS & 4u) != 0> x2(a.ptr[3], host_value<In2>(a.values, 2));
   Vector<Out, VEC>* out = reinterpret_cast<Vector<Out, VEC>*>(a.ptr[0]);
   const i64 steps = a.n / VEC;
   const i64 block_steps = i64(blockDim.x) * UNROLL;
@@ -171,17 +175,17 @@ template <int ND> struct StridedArgs {
   HostValues values;
 };
 
-template <class T, class S> __device__ __forceinline__ T load_at(const char* p, S offset) {
+/// The element at p + offset, or the host value when p is null (a host scalar).
+template <class T, class S>
+__device__ __forceinline__ T load_at(const char* p, S offset, const HostValues& v, int k) {
   if constexpr (is_same<T, None>) return {};
-  else return *reinterpret_cast<const T*>(p + offset);
+  else return p ? *reinterpret_cast<const T*>(p + offset) : host_value<T>(v, k);
 }
 
 template <class Fn, int ND, class I>
 __device__ __forceinline__ void strided_kernel(const StridedArgs<ND>& a) {
   using S = conditional_t<sizeof(I) == 4, int, i64>;  // signed offsets (strides may be < 0)
   const I n = I(a.n);
-  const char* in[3] = {value_address(a.ptr[1], a.values, 0), value_address(a.ptr[2], a.values, 1),
-                       value_address(a.ptr[3], a.values, 2)};
   for (I linear = I(blockIdx.x) * blockDim.x + threadIdx.x; linear < n;
        linear += I(gridDim.x) * blockDim.x) {
     S offset[4] = {0, 0, 0, 0};
@@ -196,9 +200,9 @@ __device__ __forceinline__ void strided_kernel(const StridedArgs<ND>& a) {
       for (int k = 0; k < 4; ++k) offset[k] += coordinate * S(a.stride[k][d]);
     }
     *reinterpret_cast<typename Fn::Out*>(a.ptr[0] + offset[0]) =
-        Fn::call(load_at<typename Fn::In0>(in[0], offset[1]),
-                 load_at<typename Fn::In1>(in[1], offset[2]),
-                 load_at<typename Fn::In2>(in[2], offset[3]));
+        Fn::call(load_at<typename Fn::In0>(a.ptr[1], offset[1], a.values, 0),
+                 load_at<typename Fn::In1>(a.ptr[2], offset[2], a.values, 1),
+                 load_at<typename Fn::In2>(a.ptr[3], offset[3], a.values, 2));
   }
 }
 
