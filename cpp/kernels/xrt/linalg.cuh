@@ -42,8 +42,9 @@ template <class T> XRT_FN int nonfinite(T v) {
   }
 }
 
-#define XRT_GRID_LOOP(i, n) \
-  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += i64(gridDim.x) * blockDim.x)
+#define XRT_GRID_LOOP(i, n)                                               \
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += i64(gridDim.x) * blockDim.x)
 
 /// out[i] = base + i * stride (bytes): the device pointer arrays of the batched routines.
 __device__ __forceinline__ void pointer_array(u64* out, u64 base, i64 stride, i64 count) {

@@ -177,7 +177,9 @@ const char* solver_type(DType d) {
   return typed<const char*>(d, "float", "double", "xrt::ew::Complex<float>",
                             "xrt::ew::Complex<double>");
 }
-const char* real_type(DType d) { return typed<const char*>(d, "float", "double", "float", "double"); }
+const char* real_type(DType d) {
+  return typed<const char*>(d, "float", "double", "float", "double");
+}
 
 struct HelperText {
   const char* name;
@@ -235,7 +237,8 @@ KernelSource helper_source(Helper h, DType dtype, bool pivots64) {
 std::vector<KernelSample> helper_samples() {
   std::vector<KernelSample> samples;
   const DType dtypes[] = {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128};
-  samples.push_back({"xrt_pointer_array", helper_source(Helper::PointerArray, DType::Float32, false)});
+  samples.push_back(
+      {"xrt_pointer_array", helper_source(Helper::PointerArray, DType::Float32, false)});
   for (DType d : dtypes) {
     std::string suffix = " " + std::string(dtype_info(d).name);
     for (Helper h : {Helper::Identity, Helper::NonfiniteFlags, Helper::ScaleRows})
@@ -260,8 +263,8 @@ void launch_helper(const Context& ctx, Helper helper, DType dtype, bool pivots64
   char key[48];
   std::snprintf(key, sizeof key, "linalg/%d/%d/%d", static_cast<int>(helper),
                 static_cast<int>(dtype), pivots64 ? 1 : 0);
-  CUfunction fn = jit_function(ctx.device, key, [&] { return helper_source(helper, dtype, pivots64); },
-                               text_of(helper).name);
+  auto source = [&] { return helper_source(helper, dtype, pivots64); };
+  CUfunction fn = jit_function(ctx.device, key, source, text_of(helper).name);
   Dim3 grid{grid_blocks(threads, 256), grid_y, 1};
   launch(fn, grid, {256}, 0, ctx.stream, args.data());
 }

@@ -127,14 +127,17 @@ void solve_kernel(const KernelCall& call) {
   const CublasApi* blas = lu.batched ? &cublas() : nullptr;
   const SolverHandles* h = lu.batched ? nullptr : &ctx.solver();
   const cudaDataType_t type = data_type(dtype);
-  auto pivots64 = [&](int64_t s) { return reinterpret_cast<const int64_t*>(lu.pivots.data()) + s * n; };
+  auto pivots64 = [&](int64_t s) {
+    return reinterpret_cast<const int64_t*>(lu.pivots.data()) + s * n;
+  };
   if (inverse) {
     if (lu.batched) {
       Tensor c = pointer_array(ctx, result.data(), n * n * item, count);
       auto getri = typed(dtype, blas->cublasSgetriBatched, blas->cublasDgetriBatched,
                          blas->cublasCgetriBatched, blas->cublasZgetriBatched);
-      check_cublas(getri(ctx.blas(), int(n), reinterpret_cast<const void* const*>(lu.pointers.data()),
-                         int(n), reinterpret_cast<const int*>(lu.pivots.data()),
+      check_cublas(getri(ctx.blas(), int(n),
+                         reinterpret_cast<const void* const*>(lu.pointers.data()), int(n),
+                         reinterpret_cast<const int*>(lu.pivots.data()),
                          reinterpret_cast<void* const*>(c.data()), int(n), scratch, int(count)),
                    "cublasXgetriBatched");
     } else {
@@ -247,8 +250,19 @@ void qr_kernel(const KernelCall& call) {
   Context ctx(x);
   const DType dtype = x.dtype();
   const int64_t item = static_cast<int64_t>(x.itemsize());
-  const int64_t stride = std::max(n, q_cols) * m;  // elements per matrix of the buffer
-  Tensor a = column_major_copy(x, std::max(n, q_cols));
+  const int64_t width = std::max(n, q_cols), stride = width * m;  // the buffer's matrices
+  Tensor a;
+  if (q_cols > n) {  // complete Q of a tall matrix: the columns past x's start as I's
+    Dims shape(x.shape().begin(), x.shape().end() - 2);
+    shape.push_back(width);
+    shape.push_back(m);
+    a = empty(shape, dtype, ctx.where);
+    set_identity(a);
+    Tensor view = column_major_view(a, m, n);
+    copy_into(view, x);
+  } else {
+    a = column_major_copy(x);
+  }
   Tensor tau = empty(Dims{count * k}, dtype, ctx.where);
   Tensor info = info_buffer(ctx, count);  // bad arguments only
   int* codes = reinterpret_cast<int*>(info.data());

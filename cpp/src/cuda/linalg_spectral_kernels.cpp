@@ -59,7 +59,8 @@ void eigh_kernel(const KernelCall& call) {
   const int64_t item = static_cast<int64_t>(x.itemsize());
   Output values(call.out(0));
   Tensor a = vectors ? column_major_copy(x) : row_major_copy(x);
-  const MatrixLayout layout = vectors ? MatrixLayout{n, n, 1, n, n * n} : MatrixLayout{n, n, n, 1, n * n};
+  const MatrixLayout layout =
+      vectors ? MatrixLayout{n, n, 1, n, n * n} : MatrixLayout{n, n, n, 1, n * n};
   Tensor flags = nonfinite_flags(a, count, layout, Triangle::Lower);
   const cublasFillMode_t fill = vectors ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
@@ -70,7 +71,8 @@ void eigh_kernel(const KernelCall& call) {
   if (jacobi_batched(count, n)) {
     const CusolverApi& api = cusolver();
     auto size = typed(dtype, api.cusolverDnSsyevjBatched_bufferSize,
-                      api.cusolverDnDsyevjBatched_bufferSize, api.cusolverDnCheevjBatched_bufferSize,
+                      api.cusolverDnDsyevjBatched_bufferSize,
+                      api.cusolverDnCheevjBatched_bufferSize,
                       api.cusolverDnZheevjBatched_bufferSize);
     auto syevj = typed(dtype, api.cusolverDnSsyevjBatched, api.cusolverDnDsyevjBatched,
                        api.cusolverDnCheevjBatched, api.cusolverDnZheevjBatched);
@@ -90,9 +92,9 @@ void eigh_kernel(const KernelCall& call) {
     auto work = workspace(ctx, device_bytes);
     HostWorkspace host(ctx, host_bytes);
     for (int64_t s = 0; s < count; ++s)
-      XRT_CUSOLVER(cusolverDnXsyevd, h.dn, h.params, jobz, fill, n, type, a.data() + s * n * n * item,
-                   n, real, values.data() + s * value_bytes, type, work->data(), device_bytes,
-                   host.data(), host_bytes, codes + s);
+      XRT_CUSOLVER(cusolverDnXsyevd, h.dn, h.params, jobz, fill, n, type,
+                   a.data() + s * n * n * item, n, real, values.data() + s * value_bytes, type,
+                   work->data(), device_bytes, host.data(), host_bytes, codes + s);
   }
   if (vectors) copy_into(call.out(1), column_major_view(a, n, n));
   std::vector<int32_t> failed = read_back(info), bad = read_back(flags);
@@ -100,7 +102,8 @@ void eigh_kernel(const KernelCall& call) {
     if (bad[s] != 0)
       fill_nan(values.buffer, s);
     else if (failed[s] != 0)
-      throw LinAlgError("eigh: the eigenvalue algorithm did not converge" + stack_position(x, 2, s));
+      throw LinAlgError("eigh: the eigenvalue algorithm did not converge" +
+                        stack_position(x, 2, s));
   }
   values.finish();
 }
@@ -121,7 +124,8 @@ void eig_kernel(const KernelCall& call) {
       throw LinAlgError("eig: the matrix contains NaN or infinity" + stack_position(x, 2, s));
   Context ctx(x);
   const DType dtype = x.dtype(), complex = call.out(0).dtype();
-  const int64_t item = static_cast<int64_t>(x.itemsize()), complex_item = int64_t(itemsize(complex));
+  const int64_t item = static_cast<int64_t>(x.itemsize());
+  const int64_t complex_item = static_cast<int64_t>(itemsize(complex));
   const bool real_input = !is_complex(dtype);
   Tensor a = vectors ? column_major_copy(x) : row_major_copy(x);
   Output values(call.out(0));
@@ -206,7 +210,8 @@ void svd_into(const Context& ctx, const Tensor& x, Tensor& s, Tensor* u, Tensor*
     const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const CusolverApi& api = cusolver();
     auto size = typed(dtype, api.cusolverDnSgesvdjBatched_bufferSize,
-                      api.cusolverDnDgesvdjBatched_bufferSize, api.cusolverDnCgesvdjBatched_bufferSize,
+                      api.cusolverDnDgesvdjBatched_bufferSize,
+                      api.cusolverDnCgesvdjBatched_bufferSize,
                       api.cusolverDnZgesvdjBatched_bufferSize);
     auto gesvdj = typed(dtype, api.cusolverDnSgesvdjBatched, api.cusolverDnDgesvdjBatched,
                         api.cusolverDnCgesvdjBatched, api.cusolverDnZgesvdjBatched);
@@ -378,7 +383,8 @@ void register_linalg_spectral_kernels(KernelRegistry& registry) {
                     geev_available);
   add_solver_kernel(registry, "svd", svd_kernel,
                     "cuSOLVER Xgesvd (gesvdjBatched for stacks of matrices up to 32)");
-  add_solver_kernel(registry, "pinv", pinv_kernel, "the SVD, rows scaled on the device, cuBLAS gemm");
+  add_solver_kernel(registry, "pinv", pinv_kernel,
+                    "the SVD, rows scaled on the device, cuBLAS gemm");
   add_solver_kernel(registry, "matrix_rank", matrix_rank_kernel,
                     "the SVD, singular values counted on the device");
 }
