@@ -79,6 +79,14 @@ __device__ __forceinline__ void nonfinite_flags(const T* a, i64 matrix_stride, i
   }
 }
 
+/// *first = the smallest s with a[s] != 0 or b[s] != 0 (b may be null); *first starts at
+/// all ones. Lets the host read 8 bytes, not an info code per matrix, when all is well.
+__device__ __forceinline__ void first_nonzero(const int* a, const int* b, i64 count, u64* first) {
+  XRT_GRID_LOOP(s, count) {
+    if (a[s] != 0 || (b && b[s] != 0)) atomicMin(first, u64(s));
+  }
+}
+
 /// The pivots' permutation is odd (LAPACK's 1-based row interchanges).
 template <class P> XRT_FN bool odd_permutation(const P* pivots, i64 n) {
   bool odd = false;

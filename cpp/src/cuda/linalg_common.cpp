@@ -45,6 +45,12 @@ int64_t stack_count(const Tensor& t, int core_ndim) {
   return n;
 }
 
+Dims stack_shape(const Tensor& x, std::initializer_list<int64_t> core) {
+  Dims shape(x.shape().begin(), x.shape().end() - 2);
+  for (int64_t d : core) shape.push_back(d);
+  return shape;
+}
+
 Tensor row_major_copy(const Tensor& x) { return astype(x, x.dtype(), true); }
 
 Tensor column_major_view(const Tensor& w, int64_t rows, int64_t cols) {
@@ -60,10 +66,7 @@ Tensor column_major_view(const Tensor& w, int64_t rows, int64_t cols) {
 Tensor column_major_copy(const Tensor& x, int64_t columns) {
   const int nd = x.ndim();
   const int64_t rows = x.shape()[nd - 2], cols = x.shape()[nd - 1];
-  Dims shape(x.shape().begin(), x.shape().end() - 2);
-  shape.push_back(std::max(columns, cols));
-  shape.push_back(rows);
-  Tensor w = empty(shape, x.dtype(), x.device());
+  Tensor w = empty(stack_shape(x, {std::max(columns, cols), rows}), x.dtype(), x.device());
   Tensor view = column_major_view(w, rows, cols);
   copy_into(view, x);
   return w;
@@ -138,8 +141,22 @@ Tensor nonfinite_flags(const Tensor& x, Triangle triangle) {
   return nonfinite_flags(c, stack_count(x, 2), {rows, cols, cols, 1, rows * cols}, triangle);
 }
 
-int64_t first_failure(const std::vector<int32_t>& info, const Tensor& x, Triangle triangle,
+int64_t first_nonzero(const Tensor& info, const Tensor* flags) {
+  Context ctx(info);
+  Tensor first = empty(Dims{1}, DType::UInt64, ctx.where);
+  XRT_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(first.data()), 0xff, 8, ctx.stream);
+  void *a = info.data(), *b = flags ? flags->data() : nullptr, *out = first.data();
+  long long count = info.numel();
+  launch_helper(ctx, Helper::FirstNonzero, DType::Float32, false, count, {&a, &b, &count, &out});
+  uint64_t host = 0;
+  backend(DeviceType::CUDA).copy_bytes(&host, kCPU, first.data(), first.device(), sizeof host);
+  return host == UINT64_MAX ? -1 : static_cast<int64_t>(host);
+}
+
+int64_t first_failure(const Tensor& info_codes, const Tensor& x, Triangle triangle,
                       const char* routine) {
+  if (first_nonzero(info_codes) < 0) return -1;
+  std::vector<int32_t> info = read_back(info_codes);
   bool failed = false;
   for (int32_t code : info) {
     if (code < 0)
@@ -213,6 +230,9 @@ const HelperText& text_of(Helper h) {
        "const $R* vr, const xrt::ew::Complex<$R>* w, long long n, long long count, "
        "xrt::ew::Complex<$R>* out",
        "xrt::linalg::real_eigenvectors<$R>(vr, w, n, count, out)"},
+      {"xrt_first_nonzero",
+       "const int* a, const int* b, long long count, unsigned long long* first",
+       "xrt::linalg::first_nonzero(a, b, count, first)"},
   };
   return texts[static_cast<int>(h)];
 }
@@ -237,8 +257,8 @@ KernelSource helper_source(Helper h, DType dtype, bool pivots64) {
 std::vector<KernelSample> helper_samples() {
   std::vector<KernelSample> samples;
   const DType dtypes[] = {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128};
-  samples.push_back(
-      {"xrt_pointer_array", helper_source(Helper::PointerArray, DType::Float32, false)});
+  for (Helper h : {Helper::PointerArray, Helper::FirstNonzero})
+    samples.push_back({text_of(h).name, helper_source(h, DType::Float32, false)});
   for (DType d : dtypes) {
     std::string suffix = " " + std::string(dtype_info(d).name);
     for (Helper h : {Helper::Identity, Helper::NonfiniteFlags, Helper::ScaleRows})

@@ -9,21 +9,24 @@
 //    inverse;
 //  - solve: the LU of A^T serves A X = B through getrs with op T; B and X are copied
 //    column-major (transposed) unless they are single columns;
-//  - cholesky: potrf of A^T with the other triangle, read back row-major, is the factor
-//    asked for (A^T = conj(A) for Hermitian A);
+//  - cholesky, upper: potrf (lower triangle) of A^T reads A's upper one, and its L, read
+//    back row-major, is U (A^T = conj(A) for Hermitian A); the lower factor comes from a
+//    column-major copy instead, since potrf's upper triangle is the slow one;
 //  - svd of a wide or square matrix: the SVD of A^T = U' S V'^H gives A's factors
 //    U = conj(V') and Vh = U'^T, which are exactly V'^H and U' read row-major, so gesvd
 //    writes the outputs in place.
-// The others (qr, eigh with vectors, eig with vectors, svd of a tall matrix) copy the
-// matrices transposed into a column-major buffer and back with the copy kernel.
+// The others (qr, eigh, eig with vectors, svd of a tall matrix) copy the matrices
+// transposed into a column-major buffer and back with the copy kernel.
 //
 // Note [Linalg errors on CUDA]: an op that must raise (singular inv/solve, cholesky of a
-// matrix that is not positive definite, no convergence) reads its info codes back, which
-// waits for the stream; the others (det, slogdet, qr) never wait. Where the CPU's LAPACK
+// matrix that is not positive definite, no convergence) waits for the stream to learn
+// whether any info code is set (a device kernel finds the first; 8 bytes come back, the
+// codes themselves only when one is); the others (det, slogdet, qr) never wait. Where the CPU's LAPACK
 // lets NaN through without an error (gesv, potrf), a matrix whose read part holds a NaN
 // never raises here either: its flags are computed only when some info code is set.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +67,9 @@ struct Context {
 
 /// Matrices in the stack of t: the product of all but its last core_ndim dimensions.
 int64_t stack_count(const Tensor& t, int core_ndim);
+/// x's stack shape (all but its last two dimensions) followed by `core`: the shape of a
+/// buffer that copy_into can pair with views of x's matrices.
+Dims stack_shape(const Tensor& x, std::initializer_list<int64_t> core);
 
 /// A fresh contiguous copy of x's matrices (row-major; read column-major, transposed).
 Tensor row_major_copy(const Tensor& x);
@@ -119,9 +125,13 @@ Tensor nonfinite_flags(const Tensor& buffer, int64_t count, const MatrixLayout& 
 /// The same for the matrices of any tensor x (..., rows, cols).
 Tensor nonfinite_flags(const Tensor& x, Triangle triangle);
 
+/// The first matrix whose code in `info` (or in `flags`, when given; int32 device tensors)
+/// is not zero, -1 when none. Waits for the stream and reads back 8 bytes.
+int64_t first_nonzero(const Tensor& info, const Tensor* flags = nullptr);
+
 /// The first matrix whose info code is positive and whose input (`triangle` of x) holds
 /// no NaN, -1 when none (Note [Linalg errors on CUDA]). A negative code is CudaError.
-int64_t first_failure(const std::vector<int32_t>& info, const Tensor& x, Triangle triangle,
+int64_t first_failure(const Tensor& info, const Tensor& x, Triangle triangle,
                       const char* routine);
 
 /// out = tril(in) or triu(in) (k = 0) through the op's kernel; in may be out.
@@ -131,7 +141,8 @@ void conj_into(Tensor& out, const Tensor& in);
 
 /// The small kernels of cpp/kernels/xrt/linalg.cuh.
 enum class Helper {
-  PointerArray, Identity, NonfiniteFlags, Det, LogDet, ScaleRows, Rank, RealEigenvectors
+  PointerArray, Identity, NonfiniteFlags, Det, LogDet, ScaleRows, Rank, RealEigenvectors,
+  FirstNonzero
 };
 /// Launches a helper for dtype (pivots64: int64 pivots, Det/LogDet) with `threads` work
 /// items over grid.x (grid_y blocks in y), args in the order of linalg.cuh's function.

@@ -46,9 +46,20 @@ void fill_nan(Tensor& values, int64_t index) {
 
 // ---- eigh -----------------------------------------------------------------------------------
 
-// eigh (values, vectors) or eigvalsh (values) of the lower triangle, as the CPU. With vectors
-// A is copied column-major and its vectors copied back; values alone come from A^T = conj(A)
-// as it is, read by its upper triangle (the same elements).
+// The rare end of eigh: some matrix is not finite or did not converge.
+void finish_eigh(Tensor& values, const Tensor& x, const Tensor& info, const Tensor& flags) {
+  std::vector<int32_t> failed = read_back(info), bad = read_back(flags);
+  for (int64_t s = 0; s < stack_count(x, 2); ++s) {
+    if (bad[s] != 0)
+      fill_nan(values, s);
+    else if (failed[s] != 0)
+      throw LinAlgError("eigh: the eigenvalue algorithm did not converge" +
+                        stack_position(x, 2, s));
+  }
+}
+
+// eigh (values, vectors) or eigvalsh (values) of the lower triangle of a column-major copy
+// of A, as the CPU; the vectors are copied back row-major.
 void eigh_kernel(const KernelCall& call) {
   const Tensor& x = call.in(0);
   const bool vectors = call.num_outputs == 2;
@@ -58,11 +69,9 @@ void eigh_kernel(const KernelCall& call) {
   const DType dtype = x.dtype();
   const int64_t item = static_cast<int64_t>(x.itemsize());
   Output values(call.out(0));
-  Tensor a = vectors ? column_major_copy(x) : row_major_copy(x);
-  const MatrixLayout layout =
-      vectors ? MatrixLayout{n, n, 1, n, n * n} : MatrixLayout{n, n, n, 1, n * n};
-  Tensor flags = nonfinite_flags(a, count, layout, Triangle::Lower);
-  const cublasFillMode_t fill = vectors ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+  Tensor a = column_major_copy(x);
+  Tensor flags = nonfinite_flags(a, count, {n, n, 1, n, n * n}, Triangle::Lower);
+  const cublasFillMode_t fill = CUBLAS_FILL_MODE_LOWER;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   Tensor info = info_buffer(ctx, count);
   int* codes = reinterpret_cast<int*>(info.data());
@@ -97,14 +106,7 @@ void eigh_kernel(const KernelCall& call) {
                    work->data(), device_bytes, host.data(), host_bytes, codes + s);
   }
   if (vectors) copy_into(call.out(1), column_major_view(a, n, n));
-  std::vector<int32_t> failed = read_back(info), bad = read_back(flags);
-  for (int64_t s = 0; s < count; ++s) {
-    if (bad[s] != 0)
-      fill_nan(values.buffer, s);
-    else if (failed[s] != 0)
-      throw LinAlgError("eigh: the eigenvalue algorithm did not converge" +
-                        stack_position(x, 2, s));
-  }
+  if (first_nonzero(info, &flags) >= 0) finish_eigh(values.buffer, x, info, flags);
   values.finish();
 }
 
@@ -118,10 +120,9 @@ void eig_kernel(const KernelCall& call) {
   const bool vectors = call.num_outputs == 2;
   const int64_t n = x.shape().back(), count = stack_count(x, 2);
   if (count == 0 || n == 0) return;
-  std::vector<int32_t> bad = read_back(nonfinite_flags(x, Triangle::All));
-  for (int64_t s = 0; s < count; ++s)
-    if (bad[s] != 0)
-      throw LinAlgError("eig: the matrix contains NaN or infinity" + stack_position(x, 2, s));
+  Tensor flags = nonfinite_flags(x, Triangle::All);
+  if (int64_t s = first_nonzero(flags); s >= 0)
+    throw LinAlgError("eig: the matrix contains NaN or infinity" + stack_position(x, 2, s));
   Context ctx(x);
   const DType dtype = x.dtype(), complex = call.out(0).dtype();
   const int64_t item = static_cast<int64_t>(x.itemsize());
@@ -129,7 +130,7 @@ void eig_kernel(const KernelCall& call) {
   const bool real_input = !is_complex(dtype);
   Tensor a = vectors ? column_major_copy(x) : row_major_copy(x);
   Output values(call.out(0));
-  Tensor vr = vectors ? empty(Dims{count, n, n}, dtype, ctx.where) : Tensor();
+  Tensor vr = vectors ? empty(stack_shape(x, {n, n}), dtype, ctx.where) : Tensor();
   const cusolverEigMode_t jobvr = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const cudaDataType_t type = data_type(dtype), w_type = data_type(complex);
   Tensor info = info_buffer(ctx, count);
@@ -152,10 +153,8 @@ void eig_kernel(const KernelCall& call) {
                                        type, work->data(), device_bytes, host.data(), host_bytes,
                                        codes + s),
                    "cusolverDnXgeev");
-  std::vector<int32_t> failed = read_back(info);
-  for (int64_t s = 0; s < count; ++s)
-    if (failed[s] != 0)
-      throw LinAlgError("eig: the QR algorithm did not converge" + stack_position(x, 2, s));
+  if (int64_t s = first_nonzero(info); s >= 0)
+    throw LinAlgError("eig: the QR algorithm did not converge" + stack_position(x, 2, s));
   if (vectors && real_input) {
     Output out(call.out(1));
     void *v = vr.data(), *w = values.data(), *o = out.data();
@@ -203,10 +202,12 @@ void svd_into(const Context& ctx, const Tensor& x, Tensor& s, Tensor* u, Tensor*
   };
   if (jacobi_batched(count, std::max(m, n))) {
     // gesvdjBatched of A^T (n x m) = U' S V'^H: Vh = U'^T is U' read row-major, U = conj(V').
+    // Note: U' and V' are passed for singular values alone too: a run that passed null
+    // pointers there made an illegal memory access (H200, CUDA 13, a stack of 7 x 3).
     Tensor a = row_major_copy(x);
     flags = nonfinite_flags(a, count, {m, n, n, 1, m * n}, Triangle::All);
-    Tensor u1 = vectors ? empty(Dims{count, n, n}, dtype, ctx.where) : Tensor();
-    Tensor v1 = vectors ? empty(Dims{count, m, m}, dtype, ctx.where) : Tensor();
+    Tensor u1 = empty(stack_shape(x, {n, n}), dtype, ctx.where);
+    Tensor v1 = empty(stack_shape(x, {m, m}), dtype, ctx.where);
     const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     const CusolverApi& api = cusolver();
     auto size = typed(dtype, api.cusolverDnSgesvdjBatched_bufferSize,
@@ -215,8 +216,8 @@ void svd_into(const Context& ctx, const Tensor& x, Tensor& s, Tensor* u, Tensor*
                       api.cusolverDnZgesvdjBatched_bufferSize);
     auto gesvdj = typed(dtype, api.cusolverDnSgesvdjBatched, api.cusolverDnDgesvdjBatched,
                         api.cusolverDnCgesvdjBatched, api.cusolverDnZgesvdjBatched);
-    void* u_ptr = vectors ? u1.data() : nullptr;
-    void* v_ptr = vectors ? v1.data() : nullptr;
+    void* u_ptr = u1.data();
+    void* v_ptr = v1.data();
     int lwork = 0;
     check_cusolver(size(h.dn, jobz, int(n), int(m), a.data(), int(n), s.data(), u_ptr, int(n),
                         v_ptr, int(m), &lwork, h.gesvdj, int(count)),
@@ -226,7 +227,9 @@ void svd_into(const Context& ctx, const Tensor& x, Tensor& s, Tensor* u, Tensor*
                           v_ptr, int(m), work->data(), lwork, codes, h.gesvdj, int(count)),
                    "cusolverDnXgesvdjBatched");
     if (vectors) {
-      copy_into(*vh, u1.as_strided(Dims{count, vh_rows, n}, Dims{n * n, n, 1}, u1.byte_offset()));
+      Dims rows = u1.shape();
+      rows[rows.size() - 2] = vh_rows;  // the first vh_rows rows of U' read row-major
+      copy_into(*vh, u1.as_strided(rows, u1.strides(), u1.byte_offset()));
       Tensor v = column_major_view(v1, m, u_cols);
       if (is_complex(dtype))
         conj_into(*u, v);
@@ -255,8 +258,8 @@ void svd_into(const Context& ctx, const Tensor& x, Tensor& s, Tensor* u, Tensor*
     // Tall: gesvd (rows >= columns only) of a column-major copy, the factors copied back.
     Tensor a = column_major_copy(x);
     flags = nonfinite_flags(a, count, {m, n, 1, m, m * n}, Triangle::All);
-    Tensor u1 = vectors ? empty(Dims{count, u_cols, m}, dtype, ctx.where) : Tensor();
-    Tensor vt1 = vectors ? empty(Dims{count, n, vh_rows}, dtype, ctx.where) : Tensor();
+    Tensor u1 = vectors ? empty(stack_shape(x, {u_cols, m}), dtype, ctx.where) : Tensor();
+    Tensor vt1 = vectors ? empty(stack_shape(x, {n, vh_rows}), dtype, ctx.where) : Tensor();
     const int64_t ldvt = vectors ? vh_rows : 1;
     size_t device_bytes = 0, host_bytes = 0;
     XRT_CUSOLVER(cusolverDnXgesvd_bufferSize, h.dn, h.params, job, job, m, n, type, a.data(), m,
@@ -275,6 +278,7 @@ void svd_into(const Context& ctx, const Tensor& x, Tensor& s, Tensor* u, Tensor*
       copy_into(*vh, column_major_view(vt1, vh_rows, n));
     }
   }
+  if (first_nonzero(info, &flags) < 0) return;
   std::vector<int32_t> failed = read_back(info), bad = read_back(flags);
   for (int64_t i = 0; i < count; ++i) {
     if (bad[i] == 2 || (bad[i] == 0 && failed[i] != 0))
@@ -328,9 +332,9 @@ void pinv_kernel(const KernelCall& call) {
   if (count == 0 || k == 0) return;  // k = 0: the output is empty
   Context ctx(x);
   const DType dtype = x.dtype();
-  Tensor s = empty(Dims{count, k}, real_dtype(dtype), ctx.where);
-  Tensor u = empty(Dims{count, m, k}, dtype, ctx.where);
-  Tensor vh = empty(Dims{count, k, n}, dtype, ctx.where);
+  Tensor s = empty(stack_shape(x, {k}), real_dtype(dtype), ctx.where);
+  Tensor u = empty(stack_shape(x, {m, k}), dtype, ctx.where);
+  Tensor vh = empty(stack_shape(x, {k, n}), dtype, ctx.where);
   svd_into(ctx, x, s, &u, &vh, false, "pinv");
   Tensor tolerance = contiguous(rtol);
   void *v = vh.data(), *sv = s.data(), *t = tolerance.data();
@@ -365,7 +369,7 @@ void matrix_rank_kernel(const KernelCall& call) {
     result.finish();
     return;
   }
-  Tensor s = empty(Dims{count, k}, real_dtype(x.dtype()), ctx.where);
+  Tensor s = empty(stack_shape(x, {k}), real_dtype(x.dtype()), ctx.where);
   svd_into(ctx, x, s, nullptr, nullptr, false, "matrix_rank");
   Tensor tolerance = contiguous(rtol);
   void *sv = s.data(), *t = tolerance.data(), *o = result.data();
