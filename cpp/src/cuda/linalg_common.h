@@ -21,9 +21,9 @@
 // Note [Linalg errors on CUDA]: an op that must raise (singular inv/solve, cholesky of a
 // matrix that is not positive definite, no convergence) waits for the stream to learn
 // whether any info code is set (a device kernel finds the first; 8 bytes come back, the
-// codes themselves only when one is); the others (det, slogdet, qr) never wait. Where the CPU's LAPACK
-// lets NaN through without an error (gesv, potrf), a matrix whose read part holds a NaN
-// never raises here either: its flags are computed only when some info code is set.
+// codes themselves only when one is); the others (det, slogdet, qr) never wait. Where the
+// CPU's LAPACK lets NaN through without an error (gesv, potrf), a matrix whose read part
+// holds a NaN never raises here either: its flags are computed only when a code is set.
 #pragma once
 #include <cstdint>
 #include <initializer_list>
