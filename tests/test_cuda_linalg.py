@@ -6,6 +6,11 @@ single matrices, stacks (the batched routines below 32 x 32 and the per-matrix o
 empty stacks, 0 x 0 and 1 x 1 matrices, non-contiguous and broadcast inputs, non-finite
 values, a non-default stream. cross and outer are compared with the CPU bit for bit.
 
+Non-finite matrices follow the CPU where the CPU is consistent (svd raises for NaN and
+gives NaN singular values for infinity, eig raises, solve/inv/cholesky let NaN through);
+eigh gives NaN eigenvalues for a matrix with NaN or infinity in its lower triangle, where
+LAPACK's heevd sometimes returns NaN and sometimes reports no convergence.
+
 Without a GPU, the kernels' sources are compiled for sm_90 here (and by test_cuda_jit.py's
 compile-all test) when NVRTC is installed.
 """
