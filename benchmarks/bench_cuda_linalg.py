@@ -19,8 +19,8 @@ f32 0.98 / 1.00, f64 0.98 / 1.00; cholesky 4096 0.42 / 1.02; inv 4096 1.02 / 0.9
 1.00 / 1.01; svd 2048 0.77 / 1.01; qr 4096 1.00 / 1.01; det of 10000 8x8 2.75 / 6.51; solve of
 10000 16x16 0.91 / 1.33. That run predates two changes: cholesky then called potrf with the
 upper triangle (as CuPy does; PyTorch's lower-triangle call was 2.4x faster), and the
-errors check read every info code back (now 8 bytes). svd: PyTorch's default driver is not
-gesvd, which CuPy and xpuruntime call.
+errors check read every info code back (now 8 bytes). svd: PyTorch calls gesvdj (Jacobi) by
+default and gesvd only when it fails; CuPy and xpuruntime call gesvd.
 """
 
 import argparse
