@@ -89,7 +89,28 @@ struct cublasLtMatmulHeuristicResult_t {
      int64_t n, int64_t k, const void* alpha, const void* a, cudaDataType_t a_type,         \
      int64_t lda, long long stride_a, const void* b, cudaDataType_t b_type, int64_t ldb,   \
      long long stride_b, const void* beta, void* c, cudaDataType_t c_type, int64_t ldc,    \
-     long long stride_c, int64_t batch, cublasComputeType_t compute, cublasGemmAlgo_t algo))
+     long long stride_c, int64_t batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)) \
+  XRT_CUBLAS_BATCHED_LU(X)
+
+// The batched LU routines of small matrices (linalg on CUDA), typed S/D/C/Z with void*
+// arrays of device pointers; pivots and info are 32-bit, per matrix, on the device
+// (getrsBatched's info is one host int that flags a bad argument).
+#define XRT_CUBLAS_TYPED(X, s, d, c, z, params) \
+  X(s, #s, params) X(d, #d, params) X(c, #c, params) X(z, #z, params)
+#define XRT_CUBLAS_BATCHED_LU(X)                                                             \
+  XRT_CUBLAS_TYPED(X, cublasSgetrfBatched, cublasDgetrfBatched, cublasCgetrfBatched,        \
+                   cublasZgetrfBatched,                                                      \
+                   (cublasHandle_t handle, int n, void* const* a, int lda, int* pivots,     \
+                    int* info, int batch))                                                   \
+  XRT_CUBLAS_TYPED(X, cublasSgetrsBatched, cublasDgetrsBatched, cublasCgetrsBatched,        \
+                   cublasZgetrsBatched,                                                      \
+                   (cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs,        \
+                    const void* const* a, int lda, const int* pivots, void* const* b,       \
+                    int ldb, int* host_info, int batch))                                     \
+  XRT_CUBLAS_TYPED(X, cublasSgetriBatched, cublasDgetriBatched, cublasCgetriBatched,        \
+                   cublasZgetriBatched,                                                      \
+                   (cublasHandle_t handle, int n, const void* const* a, int lda,            \
+                    const int* pivots, void* const* c, int ldc, int* info, int batch))
 
 // The cuBLASLt functions xpuruntime calls.
 #define XRT_CUBLASLT_FUNCTIONS(X)                                                            \

@@ -24,6 +24,10 @@ void register_index_kernels(KernelRegistry& registry);
 void register_creation_kernels(KernelRegistry& registry);
 /// fft_c2c, fft_r2c, fft_c2r (cuFFT), fftfreq and rfftfreq: cuda/fft_kernels.cpp.
 void register_fft_kernels(KernelRegistry& registry);
+/// cholesky, det, slogdet, inv, solve, qr (cuda/linalg_kernels.cpp), eigh, eig, svd, pinv,
+/// matrix_rank (cuda/linalg_spectral_kernels.cpp) through cuSOLVER, and cross and outer
+/// (cuda/linalg_vector_kernels.cpp).
+void register_linalg_kernels(KernelRegistry& registry);
 /// The CPU kernel on host copies, for every op the CPU has (Note [Host fallback]).
 void register_host_fallback_kernels(KernelRegistry& registry);
 /// matmul (cublas, cublaslt, native) and vecdot (cublas, native): cuda/matmul_kernels.cpp.

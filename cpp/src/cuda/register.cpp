@@ -28,6 +28,7 @@ void register_cuda_kernels(KernelRegistry& registry) {
   cuda::register_index_kernels(registry);
   cuda::register_matmul_kernels(registry);
   cuda::register_fft_kernels(registry);
+  cuda::register_linalg_kernels(registry);
   cuda::register_host_fallback_kernels(registry);  // last resort, lowest priority
 }
 
