@@ -6,7 +6,7 @@
 namespace xrt::cuda {
 
 /// Device buffers of (key, index) pairs: two of keys (uint32, or uint64 when wide) and two of
-/// uint32 indices, ping and pong, each of rows * n elements.
+/// uint32 indices, ping and pong, each of rows * n elements. Null indices: keys alone.
 struct RadixBuffers {
   char* keys[2];
   char* index[2];
