@@ -2,13 +2,15 @@
 // ascending, -0.0 == +0.0, each NaN its own value and never found). Device code:
 // cpp/kernels/xrt/set.cuh, on sort.cuh's keys and sort_kernels.cpp's radix sort.
 //
-// - unique: (key, index) pairs sorted stably (complex128: by the imaginary parts' keys,
-//   then stably by the real parts'), then one compaction pass over the sorted positions
-//   (a group starts where the key changes, and at every NaN) writes the values, first
-//   indices, inverse and group starts; the counts follow from the starts. The number of
-//   groups is written on the device: the core's read of it is the one transfer to the host.
+// - unique: (key, index) pairs sorted stably (complex: by the (real, imaginary) keys, then
+//   by NaN class, NumPy's order), then one compaction pass over the sorted positions (a
+//   group starts where the key changes, and at every NaN) writes the values, first
+//   indices, inverse and group starts; the counts follow from the starts. Integers without
+//   index outputs sort their keys alone. The number of groups is written on the device:
+//   the core's read of it is the one transfer to the host.
 // - isin: x2's keys sorted the same way, binary-searched for each element of x1 (from
 //   shared memory when they fit); nothing crosses to the host.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -49,19 +51,22 @@ int key_bits(DType d) {
 
 std::string key_type(DType d) { return "xrt::set::SetKey<" + std::string(device_type(d)) + ">::K"; }
 
-/// encode and rekey of dtype's keys (both parts of complex128).
+/// encode and rekey of dtype's keys: of the values, of complex128's imaginary parts, of
+/// complex NaN classes (set.cuh's pass_key).
 KernelSource sort_source(DType d) {
   std::string t = device_type(d), k = key_type(d), s;
-  for (bool imag : {false, true}) {
-    if (imag && d != DType::Complex128) break;
-    std::string suffix = imag ? "_imag" : "", flag = imag ? "true" : "false";
+  auto add = [&](const std::string& suffix, int part) {
+    std::string p = std::to_string(part);
     s += kHead + "xrt_set_encode" + suffix + "(const " + t + "* x, " + k +
          "* keys, xrt::uint32_t* index, xrt::index_t n) {\n  xrt::set::encode<" + t + ", " +
-         flag + ">(x, keys, index, n);\n}\n";
+         p + ">(x, keys, index, n);\n}\n";
     s += kHead + "xrt_set_rekey" + suffix + "(const " + t + "* x, " + k +
          "* keys, const xrt::uint32_t* index, xrt::index_t n) {\n  xrt::set::rekey<" + t +
-         ", " + flag + ">(x, keys, index, n);\n}\n";
-  }
+         ", " + p + ">(x, keys, index, n);\n}\n";
+  };
+  add("", 0);
+  if (d == DType::Complex128) add("_imag", 1);
+  if (is_complex(d)) add("_class", 2);
   return {s, {}};
 }
 
@@ -107,41 +112,48 @@ struct Launch {
   }
 };
 
-/// x's keys sorted stably, and the positions they came from.
+/// x's keys sorted stably, and the positions they came from (null when not wanted).
 struct SortedKeys {
   Tensor buffer;
   char* keys = nullptr;
   char* order = nullptr;
 };
 
-/// Sorts the keys of a contiguous x of n < 2^32 elements (n > 0).
-SortedKeys sort_keys(const Tensor& x, int64_t n, const Launch& l) {
+/// Sorts the keys of a contiguous x of n elements (0 < n < 2^32), with the positions they
+/// came from unless keys_only (integers and bool, whose keys are their values). Complex
+/// values sort by (real, imaginary) keys, from the least significant pass up, then, when
+/// classes (unique's order: NumPy's), by NaN class; a search needs no classes.
+SortedKeys sort_keys(const Tensor& x, int64_t n, const Launch& l, bool keys_only,
+                     bool classes) {
   DType d = x.dtype();
   int64_t kb = key_bytes(d);
-  int64_t keys_bytes = round_up(n * kb, 256), index_bytes = round_up(n * 4, 256);
+  int64_t keys_bytes = round_up(n * kb, 256), index_bytes = keys_only ? 0 : round_up(n * 4, 256);
   SortedKeys s;
   s.buffer = device_scratch(2 * (keys_bytes + index_bytes), x.device());
   char* w = s.buffer.data();
-  RadixBuffers b{{w, w + keys_bytes}, {w + 2 * keys_bytes, w + 2 * keys_bytes + index_bytes}};
+  char* index = keys_only ? nullptr : w + 2 * keys_bytes;
+  RadixBuffers b{{w, w + keys_bytes}, {index, index ? index + index_bytes : nullptr}};
   std::string key = key_of("set/sort/%d", int(d));
   auto fn = [&](const char* name) {
     return jit_function(l.device, key, [&] { return sort_source(d); }, name);
   };
-  const bool pairs = d == DType::Complex128;
   const void* data = x.data();
   unsigned blocks = grid_blocks(n, kBlock, 1u << 16);
   {
     void* params[] = {&data, &b.keys[0], &b.index[0], &n};
-    launch(fn(pairs ? "xrt_set_encode_imag" : "xrt_set_encode"), {blocks}, {kBlock}, 0,
-           l.stream, params);
+    launch(fn(d == DType::Complex128 ? "xrt_set_encode_imag" : "xrt_set_encode"), {blocks},
+           {kBlock}, 0, l.stream, params);
   }
   int from = radix_sort_pairs(l.device, b, 1, n, kb == 8, key_bits(d));
-  if (pairs) {  // stably again, by the real parts' keys
+  // A further pass, stably by the keys rekey writes for the pairs in their current order.
+  auto pass = [&](const char* rekey, int bits) {
     RadixBuffers next{{b.keys[from], b.keys[from ^ 1]}, {b.index[from], b.index[from ^ 1]}};
     void* params[] = {&data, &next.keys[0], &next.index[0], &n};
-    launch(fn("xrt_set_rekey"), {blocks}, {kBlock}, 0, l.stream, params);
-    from ^= radix_sort_pairs(l.device, next, 1, n, true, 64);
-  }
+    launch(fn(rekey), {blocks}, {kBlock}, 0, l.stream, params);
+    from ^= radix_sort_pairs(l.device, next, 1, n, true, bits);
+  };
+  if (d == DType::Complex128) pass("xrt_set_rekey", 64);
+  if (classes && is_complex(d)) pass("xrt_set_rekey_class", 4);
   s.keys = b.keys[from];
   s.order = b.index[from];
   return s;
@@ -167,10 +179,12 @@ void unique_kernel(const KernelCall& call) {
   check_length(n, "unique");
   DType d = x.dtype();
   Tensor flat = x.is_contiguous() ? x : contiguous(x);
-  SortedKeys sorted = sort_keys(flat, n, l);
   auto wanted = [&](int i) { return call.out(i).numel() ? call.out(i).data() : nullptr; };
   void *values = call.out(0).data(), *indices = wanted(1), *inverse = wanted(2);
   void* counts = wanted(3);
+  // Integers need no positions unless an index output asks for them: a key is its value.
+  bool keys_only = !indices && !inverse && !is_floating(d) && !is_complex(d);
+  SortedKeys sorted = sort_keys(flat, n, l, keys_only, true);
   Tensor starts_buffer;
   void* starts = nullptr;
   if (counts) {
@@ -209,7 +223,7 @@ void isin_kernel(const KernelCall& call) {
   Tensor imag_buffer;
   void *keys = nullptr, *imags = nullptr;
   if (m > 0) {
-    sorted = sort_keys(x2, m, l);
+    sorted = sort_keys(x2, m, l, false, false);
     keys = sorted.keys;
     if (d == DType::Complex128) {  // the imaginary parts' keys, in the same order
       imag_buffer = device_scratch(m * 8, x2.device());
@@ -227,11 +241,17 @@ void isin_kernel(const KernelCall& call) {
   CUfunction fn = jit_function(l.device, key_of("set/isin/%d/%d/%d", int(d), plan.ndim, shared),
                                [&] { return isin_source(d, plan.ndim, shared); }, "xrt_isin");
   // Shared keys are loaded once per block: as many blocks as stay resident, looping.
-  unsigned max_blocks = shared ? static_cast<unsigned>(sm_count(l.device)) * 4 : 1u << 20;
+  unsigned max_blocks = 1u << 20;
+  if (shared) {
+    int resident = 0;
+    XRT_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &resident, fn, int(kBlock),
+           static_cast<size_t>(shared_bytes));
+    max_blocks = static_cast<unsigned>(sm_count(l.device) * std::max(resident, 1));
+  }
   void* o = out.data();
   const void* a = x1.data();
   void* params[] = {&o, &a, plan.layout.data(), &n, &keys, &imags, &m, &invert};
-  launch(fn, {grid_blocks(n, kBlock, max_blocks)}, {kBlock},
+  launch(fn, {grid_blocks(n, int64_t(kBlock) * 4, max_blocks)}, {kBlock},
          shared ? static_cast<size_t>(shared_bytes) : 0, l.stream, params);
 }
 
