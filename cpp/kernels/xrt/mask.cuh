@@ -256,16 +256,30 @@ __device__ void count_bytes(const uint8_t* __restrict__ x, index_t n,
 }
 
 /// v[i] = *value wherever mask[i] != 0: operands v and mask (broadcast to v's shape), one
-/// value for every selected element (x[mask] = scalar), no count needed.
+/// value for every selected element (x[mask] = scalar), no count needed. Four positions
+/// per thread, their mask bytes read before any store.
 template <class T, int ND>
 __device__ void fill(char* __restrict__ v, const char* __restrict__ mask,
                      StridedLayout<ND, 2> layout, const T* __restrict__ value, index_t n) {
+  constexpr int kWays = 4;
   const T x = *value;
-  for (index_t i = blockIdx.x * index_t(kBlock) + threadIdx.x; i < n;
-       i += index_t(gridDim.x) * kBlock) {
-    index_t offset[2];
-    layout.offsets(uint64_t(i), offset);
-    if (*at<uint8_t>(mask, offset[1])) *at<T>(v, offset[0]) = x;
+  const index_t stride = index_t(gridDim.x) * kBlock;
+  for (index_t first = blockIdx.x * index_t(kBlock) + threadIdx.x; first < n;
+       first += kWays * stride) {
+    index_t offset[kWays][2];
+    bool selected[kWays];
+#pragma unroll
+    for (int w = 0; w < kWays; ++w) {
+      index_t i = first + w * stride;
+      selected[w] = false;
+      if (i < n) {
+        layout.offsets(uint64_t(i), offset[w]);
+        selected[w] = *at<uint8_t>(mask, offset[w][1]) != 0;
+      }
+    }
+#pragma unroll
+    for (int w = 0; w < kWays; ++w)
+      if (selected[w]) *at<T>(v, offset[w][0]) = x;
   }
 }
 

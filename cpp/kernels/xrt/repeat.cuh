@@ -22,7 +22,11 @@ __device__ void gather(T* __restrict__ out, const T* __restrict__ x,
       t = u / inner;
       q = u - t * inner;
     }
-    U p = t / total, j = t - p * total, i;
+    U p = 0, j = t, i;
+    if (t >= total) {  // past the first outer block
+      p = t / total;
+      j = t - p * total;
+    }
     if (ends) {
       U first = 0, left = n;  // upper bound of j in ends
       while (left > 0) {
