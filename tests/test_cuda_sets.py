@@ -153,6 +153,12 @@ def test_unique_nans_and_zeros(name):
     zeros = np.zeros(5000, dtype)
     zeros[rng.random(5000) < 0.5] = -0.0
     check_unique(zeros)
+    if name.startswith("complex"):  # every NaN class (NumPy's order), between plain values
+        nan = np.nan
+        parts = [complex(1, nan), complex(nan, 1), complex(nan, nan), complex(-np.inf, nan),
+                 complex(2, 0), complex(nan, -np.inf), complex(1, nan), complex(0, -0.0),
+                 complex(-0.0, 0), complex(-1, 5)]
+        check_unique(np.array(parts * 3, dtype)[rng.permutation(len(parts) * 3)])
 
 
 @cuda
