@@ -38,7 +38,8 @@ using index_detail::OneLayout;
 
 // index.cuh: its 16-byte unit (index_bytes16), and gather/scatter for masks over some axes.
 const std::string kHead =
-    "#include \"xrt/index.cuh\"\n#include \"xrt/mask.cuh\"\nextern \"C\" __global__ void __launch_bounds__(256) ";
+    "#include \"xrt/index.cuh\"\n#include \"xrt/mask.cuh\"\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) ";
 
 /// Positions per thread of a compaction pass moving elements of `size` bytes.
 int items_for(size_t size) { return size <= 4 ? 16 : 8; }
