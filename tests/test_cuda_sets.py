@@ -6,8 +6,8 @@ inputs, isin's shared-memory and global searches and invert, repeat by an int an
 array (zeros included) along any axis or the flattened array, the CPU's errors, a
 non-default stream, and isin / repeat returning without waiting for the stream.
 
-Without a GPU, the sources are compiled for sm_90 by test_set_samples_compile (and
-test_cuda_jit.py's compile-all test).
+Without a GPU, the sources are compiled for sm_90 by test_cuda_jit.py's compile-all test
+(the families register samples with kernel_check.h).
 """
 
 import hypothesis.extra.numpy as hnp
@@ -97,17 +97,6 @@ def check_unique(a):
         assert len(got) == len(want)
         for g, w in zip(got, want):
             same_bits(g, w)
-
-
-def test_set_samples_compile():
-    if not xrt.cuda.status()["nvrtc"]["found"]:
-        pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)")
-    compiled = 0
-    for family in ("set", "manipulation", "sort"):  # sort: the radix passes unique uses
-        result = xrt._core._cuda_compile_all(arch="sm_90", family=family)
-        assert result["failures"] == []
-        compiled += result["compiled"]
-    assert compiled >= 15 + 5 + 2
 
 
 def test_native_kernels_registered():
