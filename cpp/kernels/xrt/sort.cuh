@@ -167,8 +167,11 @@ __device__ void histogram(const K* keys, uint32_t* counts, index_t n, index_t ti
     counts[(row * kBuckets + threadIdx.x) * tiles + tile] = local[threadIdx.x];
 }
 
-/// Exclusive scan of each row's kBuckets * tiles counts, in place; a block per row.
+/// Exclusive scan of each row's kBuckets * tiles counts, in place; a block per row. Each
+/// thread takes kScanItems adjacent counts (two 16-byte loads: a row's counts start at a
+/// multiple of kBuckets), so a round covers kScanBlock * kScanItems of them.
 __device__ void scan_counts(uint32_t* counts, index_t tiles) {
+  constexpr int kScanItems = 8;
   __shared__ uint32_t warp_sums[kScanBlock / 32];
   __shared__ uint32_t carry;
   index_t m = tiles * kBuckets;
@@ -176,9 +179,22 @@ __device__ void scan_counts(uint32_t* counts, index_t tiles) {
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (threadIdx.x == 0) carry = 0;
   __syncthreads();
-  for (index_t base = 0; base < m; base += kScanBlock) {
-    index_t i = base + threadIdx.x;
-    uint32_t v = i < m ? c[i] : 0u, x = v;
+  for (index_t base = 0; base < m; base += index_t(kScanBlock) * kScanItems) {
+    index_t first = base + index_t(threadIdx.x) * kScanItems;
+    uint32_t v[kScanItems];
+    uint4* chunk = reinterpret_cast<uint4*>(c + first);
+    if (first < m) {  // m is a multiple of kScanItems: the whole chunk is there
+      uint4 a = chunk[0], b = chunk[1];
+      v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z,
+      v[7] = b.w;
+    } else {
+#pragma unroll
+      for (int k = 0; k < kScanItems; ++k) v[k] = 0u;
+    }
+    uint32_t sum = 0;
+#pragma unroll
+    for (int k = 0; k < kScanItems; ++k) sum += v[k];
+    uint32_t x = sum;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
       uint32_t y = __shfl_up_sync(0xffffffffu, x, d);
@@ -196,15 +212,25 @@ __device__ void scan_counts(uint32_t* counts, index_t tiles) {
       warp_sums[lane] = t - s;  // exclusive prefix of the warps
     }
     __syncthreads();
-    uint32_t before = carry;
-    if (i < m) c[i] = before + warp_sums[warp] + x - v;
+    uint32_t before = carry + warp_sums[warp] + x - sum;  // this thread's first count's
+    if (first < m) {
+      uint32_t w[kScanItems];
+#pragma unroll
+      for (int k = 0; k < kScanItems; ++k) {
+        w[k] = before;
+        before += v[k];
+      }
+      chunk[0] = make_uint4(w[0], w[1], w[2], w[3]);
+      chunk[1] = make_uint4(w[4], w[5], w[6], w[7]);
+    }
     __syncthreads();
-    if (threadIdx.x == kScanBlock - 1) carry = before + warp_sums[warp] + x;
+    if (threadIdx.x == kScanBlock - 1) carry = before;
     __syncthreads();
   }
 }
 
-/// Moves the (key, index) pairs of one tile to their places for this digit, in order.
+/// Moves the (key, index) pairs of one tile to their places for this digit, in order (keys
+/// alone when index is null).
 template <class K>
 __device__ void scatter(const K* keys, const uint32_t* index, K* keys_out, uint32_t* index_out,
                         const uint32_t* counts, index_t n, index_t tiles, int shift) {
@@ -214,9 +240,9 @@ __device__ void scatter(const K* keys, const uint32_t* index, K* keys_out, uint3
   __shared__ uint32_t warp_offsets[kWarps][kBuckets];
   index_t row = blockIdx.x / tiles, tile = blockIdx.x % tiles;
   const K* k = keys + row * n;
-  const uint32_t* x = index + row * n;
+  const uint32_t* x = index ? index + row * n : nullptr;
   K* ko = keys_out + row * n;
-  uint32_t* xo = index_out + row * n;
+  uint32_t* xo = index ? index_out + row * n : nullptr;
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (threadIdx.x < kBuckets)
     base[threadIdx.x] = counts[(row * kBuckets + threadIdx.x) * tiles + tile];
@@ -227,7 +253,7 @@ __device__ void scatter(const K* keys, const uint32_t* index, K* keys_out, uint3
     index_t i = tile * kTile + chunk * kBlock + threadIdx.x;
     bool valid = i < n;
     K key = valid ? k[i] : K(0);
-    uint32_t ix = valid ? x[i] : 0u;
+    uint32_t ix = valid && x ? x[i] : 0u;
     int digit = valid ? int(key >> shift) & (kBuckets - 1) : kBuckets;
     unsigned peers = __match_any_sync(0xffffffffu, digit);
     unsigned rank = __popc(peers & lanes_below);
@@ -245,7 +271,7 @@ __device__ void scatter(const K* keys, const uint32_t* index, K* keys_out, uint3
     if (valid) {
       uint32_t at = warp_offsets[warp][digit] + rank;
       ko[at] = key;
-      xo[at] = ix;
+      if (xo) xo[at] = ix;
     }
   }
 }

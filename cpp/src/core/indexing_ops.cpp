@@ -397,6 +397,22 @@ void scatter_axis(Tensor& v, const Tensor& indices, int axis, const Tensor& valu
 
 // v[..., mask, ...] = value with the mask over v's axes [axis, axis + mask.ndim).
 void masked_scatter(Tensor& v, const Tensor& mask, int axis, const Tensor& value) {
+  // Note: one value fills every selected element whatever their number, and broadcasts
+  // (or fails to) alike for every count, so the count (a transfer to the host on a
+  // device) is taken only for an array of values, or for the error message.
+  if (value.numel() == 1) {
+    Dims shape = masked_shape(v, axis, mask.ndim(), 1);
+    try {
+      check_value_shape(value, shape);
+    } catch (const ValueError&) {
+      check_value_shape(value, masked_shape(v, axis, mask.ndim(), count_nonzero(mask)));
+      throw;
+    }
+    if (shape_numel(shape) == 0 || mask.numel() == 0) return;
+    Tensor values = scatter_values(v, value, shape);
+    run(Ops::get().masked_scatter, {&values, &mask}, &v, 1, axis);
+    return;
+  }
   Dims shape = masked_shape(v, axis, mask.ndim(), count_nonzero(mask));
   check_value_shape(value, shape);
   if (shape_numel(shape) == 0) return;

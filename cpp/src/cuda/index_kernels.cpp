@@ -172,29 +172,6 @@ struct Selection {
   }
 };
 
-/// A layout of one operand for StridedLayout<ndim, 1> (a 0-d view: one dimension of 1).
-struct OneLayout {
-  int ndim = 1;
-  Dims data{1, 0};
-};
-OneLayout one_layout(const Tensor& t) {
-  OneLayout l;
-  if (t.ndim() == 0 || t.numel() == 0) return l;
-  StridedPlan plan = plan_strided({&t});
-  l.ndim = plan.ndim;
-  l.data = plan.layout;
-  return l;
-}
-
-KernelSource gather_source(size_t size, int no, int ni, bool index32) {
-  std::string t = bytes_type(size), u = index_type(index32);
-  std::string o = std::to_string(no), i = std::to_string(ni);
-  return {kHead + "xrt_gather(" + t + "* out, const char* v, const xrt::int64_t* offset, " +
-          "xrt::StridedLayout<" + o + ", 1> outer, xrt::StridedLayout<" + i + ", 1> inner, " +
-          u + " bn, " + u + " qn, " + u + " n) {\n  xrt::gather<" + t + ", " + o + ", " + i +
-          ", " + u + ">(out, v, offset, outer, inner, bn, qn, n);\n}\n", {}};
-}
-
 void gather_kernel(const KernelCall& call) {
   const Tensor& v = call.in(0);
   Tensor& out = call.out();  // contiguous, shape P + B + Q
@@ -225,26 +202,6 @@ KernelSource winners_source(bool wide, bool index32) {
   std::string w = wide ? "xrt::uint64_t" : "xrt::uint32_t", u = index_type(index32);
   return {kHead + "xrt_scatter_winners(" + w + "* winner, const xrt::int64_t* linear, " + u +
           " bn) {\n  xrt::scatter_winners<" + w + ", " + u + ">(winner, linear, bn);\n}\n", {}};
-}
-
-KernelSource scatter_source(size_t size, bool repeated, int winners, int no, int ni,
-                            bool index32) {
-  // winners: 0 none (the pointer is null), 32 or 64 bits.
-  std::string t = bytes_type(size), u = index_type(index32);
-  std::string w = winners == 64 ? "xrt::uint64_t" : "xrt::uint32_t";
-  std::string o = std::to_string(no), i = std::to_string(ni);
-  return {kHead + "xrt_scatter(char* v, const " + t + "* values, const xrt::int64_t* offset, " +
-          "const xrt::int64_t* linear, const " + w + "* winner, xrt::StridedLayout<" + o +
-          ", 1> outer, xrt::StridedLayout<" + i + ", 1> inner, " + u + " bn, " + u + " qn, " +
-          u + " n) {\n  xrt::scatter<" + t + ", " + (repeated ? "true" : "false") + ", " + w +
-          ", " + o + ", " + i + ", " + u +
-          ">(v, values, offset, linear, winner, outer, inner, bn, qn, n);\n}\n", {}};
-}
-
-bool all_strides_zero(const Tensor& t) {
-  for (int64_t s : t.strides())
-    if (s != 0) return false;
-  return true;
 }
 
 void scatter_kernel(const KernelCall& call) {

@@ -20,6 +20,12 @@ void register_sort_kernels(KernelRegistry& registry);
 /// arange, linspace, tril, triu, gather, scatter and take_along_axis:
 /// cuda/index_kernels.cpp.
 void register_index_kernels(KernelRegistry& registry);
+/// nonzero_count, nonzero, masked_gather and masked_scatter: cuda/mask_kernels.cpp.
+void register_mask_kernels(KernelRegistry& registry);
+/// unique and isin: cuda/set_kernels.cpp.
+void register_set_kernels(KernelRegistry& registry);
+/// repeat: cuda/manipulation_kernels.cpp.
+void register_manipulation_kernels(KernelRegistry& registry);
 /// arange, linspace, tril, triu: cuda/creation_kernels.cpp.
 void register_creation_kernels(KernelRegistry& registry);
 /// fft_c2c, fft_r2c, fft_c2r (cuFFT), fftfreq and rfftfreq: cuda/fft_kernels.cpp.

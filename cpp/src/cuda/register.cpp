@@ -26,6 +26,9 @@ void register_cuda_kernels(KernelRegistry& registry) {
   cuda::register_sort_kernels(registry);
   cuda::register_creation_kernels(registry);
   cuda::register_index_kernels(registry);
+  cuda::register_mask_kernels(registry);
+  cuda::register_set_kernels(registry);
+  cuda::register_manipulation_kernels(registry);
   cuda::register_matmul_kernels(registry);
   cuda::register_fft_kernels(registry);
   cuda::register_linalg_kernels(registry);

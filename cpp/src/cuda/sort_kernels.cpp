@@ -13,6 +13,7 @@
 #include "cuda/jit.h"
 #include "cuda/kernel_check.h"
 #include "cuda/kernels.h"
+#include "cuda/radix_sort.h"
 #include "cuda/reduce_common.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/ops.h"
@@ -31,7 +32,7 @@ constexpr int kBuckets = 16;          // kBuckets of sort.cuh
 constexpr int kScanBlock = 1024;
 
 
-/// The sort kernels of one (dtype, sort or argsort), in one source.
+/// The kernels of one (dtype, sort or argsort) around the radix passes, in one source.
 std::string sort_source(DType dtype, bool arg) {
   std::string t = device_type(dtype);
   std::string a = arg ? "true" : "false";
@@ -44,6 +45,15 @@ std::string sort_source(DType dtype, bool arg) {
          "extern \"C\" __global__ void __launch_bounds__(256) xrt_sort_encode(const T* in, K* keys,"
          " xrt::uint32_t* index, xrt::index_t rows, xrt::index_t n, int descending) {\n"
          "  xrt::sort::encode<T>(in, keys, index, rows, n, descending != 0);\n}\n"
+         "extern \"C\" __global__ void __launch_bounds__(256) xrt_sort_gather(const T* in, void* out,"
+         " const xrt::uint32_t* index, xrt::index_t rows, xrt::index_t n) {\n"
+         "  xrt::sort::gather<T, " + a + ">(in, out, index, rows, n);\n}\n";
+}
+
+/// The radix passes (histogram, scan of the counts, scatter) for 32- or 64-bit keys.
+std::string radix_source(bool wide) {
+  return std::string("#include \"xrt/sort.cuh\"\n") +
+         "typedef " + (wide ? "xrt::uint64_t" : "xrt::uint32_t") + " K;\n"
          "extern \"C\" __global__ void __launch_bounds__(256) xrt_sort_histogram(const K* keys,"
          " xrt::uint32_t* counts, xrt::index_t n, xrt::index_t tiles, int shift) {\n"
          "  xrt::sort::histogram<K>(keys, counts, n, tiles, shift);\n}\n"
@@ -52,10 +62,7 @@ std::string sort_source(DType dtype, bool arg) {
          "extern \"C\" __global__ void __launch_bounds__(256) xrt_sort_scatter(const K* keys,"
          " const xrt::uint32_t* index, K* keys_out, xrt::uint32_t* index_out,"
          " const xrt::uint32_t* counts, xrt::index_t n, xrt::index_t tiles, int shift) {\n"
-         "  xrt::sort::scatter<K>(keys, index, keys_out, index_out, counts, n, tiles, shift);\n}\n"
-         "extern \"C\" __global__ void __launch_bounds__(256) xrt_sort_gather(const T* in, void* out,"
-         " const xrt::uint32_t* index, xrt::index_t rows, xrt::index_t n) {\n"
-         "  xrt::sort::gather<T, " + a + ">(in, out, index, rows, n);\n}\n";
+         "  xrt::sort::scatter<K>(keys, index, keys_out, index_out, counts, n, tiles, shift);\n}\n";
 }
 
 std::string search_source(DType dtype) {
@@ -120,32 +127,18 @@ template <bool Arg> void sort_kernel(const KernelCall& call) {
     if (rows * tiles > (int64_t(1) << 31) - 1)
       throw UnsupportedOperationError("sort on CUDA: too many tiles for one launch");
     int64_t keys_bytes = round_up(total * kb, 256), index_bytes = round_up(total * 4, 256);
-    int64_t counts_bytes = round_up(rows * kBuckets * tiles * 4, 256);
-    Tensor work = device_scratch(2 * (keys_bytes + index_bytes) + counts_bytes, out.device());
+    Tensor work = device_scratch(2 * (keys_bytes + index_bytes), out.device());
     char* w = work.data();
     char* keys[2] = {w, w + keys_bytes};
     char* index[2] = {w + 2 * keys_bytes, w + 2 * keys_bytes + index_bytes};
-    char* counts = w + 2 * (keys_bytes + index_bytes);
     unsigned stream_blocks = grid_blocks(total, kBlock, 1u << 16);
     {
       void* params[] = {&in_ptr, &keys[0], &index[0], const_cast<int64_t*>(&rows),
                         const_cast<int64_t*>(&n), &descending};
       launch(fn("xrt_sort_encode"), {stream_blocks}, {kBlock}, 0, stream, params);
     }
-    CUfunction histogram = fn("xrt_sort_histogram"), scan = fn("xrt_sort_scan"),
-               scatter = fn("xrt_sort_scatter");
-    unsigned tile_blocks = static_cast<unsigned>(rows * tiles);
-    const int bits = 8 * static_cast<int>(itemsize(dtype));
-    int from = 0;
-    for (int shift = 0; shift < bits; shift += 4, from ^= 1) {
-      void* hp[] = {&keys[from], &counts, const_cast<int64_t*>(&n), &tiles, &shift};
-      launch(histogram, {tile_blocks}, {kBlock}, 0, stream, hp);
-      void* sp[] = {&counts, &tiles};
-      launch(scan, {static_cast<unsigned>(rows)}, {kScanBlock}, 0, stream, sp);
-      void* xp[] = {&keys[from], &index[from], &keys[from ^ 1], &index[from ^ 1], &counts,
-                    const_cast<int64_t*>(&n), &tiles, &shift};
-      launch(scatter, {tile_blocks}, {kBlock}, 0, stream, xp);
-    }
+    int from = radix_sort_pairs(device, {{keys[0], keys[1]}, {index[0], index[1]}}, rows, n,
+                                kb == 8, 8 * static_cast<int>(itemsize(dtype)));
     void* gp[] = {&in_ptr, &out_ptr, &index[from], const_cast<int64_t*>(&rows),
                   const_cast<int64_t*>(&n)};
     launch(fn("xrt_sort_gather"), {stream_blocks}, {kBlock}, 0, stream, gp);
@@ -205,6 +198,8 @@ std::vector<KernelSample> sort_samples() {
   for (DType dtype : {DType::Float32, DType::Int64, DType::Int8, DType::BFloat16})
     samples.push_back({std::string("argsort/") + std::string(dtype_info(dtype).name),
                        {sort_source(dtype, true)}});
+  for (bool wide : {false, true})
+    samples.push_back({wide ? "radix/64" : "radix/32", {radix_source(wide)}});
   for (DType dtype : {DType::Float64, DType::Float16, DType::Int8, DType::UInt64})
     samples.push_back({std::string("searchsorted/") + std::string(dtype_info(dtype).name),
                        {search_source(dtype)}});
@@ -216,6 +211,38 @@ KernelInfo kernel(const char* op, KernelFn run, const char* description) {
 }
 
 }  // namespace
+
+int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n, bool wide,
+                     int bits) {
+  int64_t tiles = (n + kTile - 1) / kTile;
+  if (rows * tiles > (int64_t(1) << 31) - 1)
+    throw UnsupportedOperationError("radix sort on CUDA: too many tiles for one launch");
+  if (rows * n == 0) return 0;
+  CUstream stream = current_stream(device);
+  Tensor counts = device_scratch(rows * kBuckets * tiles * 4,
+                                 Device{DeviceType::CUDA, static_cast<int16_t>(device)});
+  char* counts_ptr = counts.data();
+  const char* key = wide ? "radix/64" : "radix/32";
+  auto fn = [&](const char* name) {
+    return jit_function(device, key, [&] { return KernelSource{radix_source(wide)}; }, name);
+  };
+  CUfunction histogram = fn("xrt_sort_histogram"), scan = fn("xrt_sort_scan"),
+             scatter = fn("xrt_sort_scatter");
+  unsigned tile_blocks = static_cast<unsigned>(rows * tiles);
+  char* keys[2] = {b.keys[0], b.keys[1]};
+  char* index[2] = {b.index[0], b.index[1]};
+  int from = 0;
+  for (int shift = 0; shift < bits; shift += 4, from ^= 1) {
+    void* hp[] = {&keys[from], &counts_ptr, &n, &tiles, &shift};
+    launch(histogram, {tile_blocks}, {kBlock}, 0, stream, hp);
+    void* sp[] = {&counts_ptr, &tiles};
+    launch(scan, {static_cast<unsigned>(rows)}, {kScanBlock}, 0, stream, sp);
+    void* xp[] = {&keys[from], &index[from], &keys[from ^ 1], &index[from ^ 1], &counts_ptr,
+                  &n, &tiles, &shift};
+    launch(scatter, {tile_blocks}, {kBlock}, 0, stream, xp);
+  }
+  return from;
+}
 
 void register_sort_kernels(KernelRegistry& registry) {
   registry.add(kernel("sort", sort_kernel<false>,

@@ -1,0 +1,287 @@
+// cpp/kernels/xrt/mask.cuh: stream compaction, for boolean masks (x[mask], x[mask] = v),
+// nonzero and its count, and the groups of unique (set.cuh).
+//
+// One pass over the positions: a block per tile of kBlock * ITEMS positions; warp w takes
+// 32 * ITEMS consecutive ones in rows of 32 (lane l: position row * 32 + l), so that loads
+// and the compacted stores of a row are coalesced. A row's selected lanes come from a
+// ballot and their ranks from popcounts; the tile's carry-in (the positions selected before
+// it) comes from the totals the earlier tiles publish, combined in scan.cuh's fixed tree:
+// tiles take tickets in launch order and wait only for lower ones, so every wait ends.
+#pragma once
+#include "xrt/scan.cuh"
+
+namespace xrt {
+namespace mask {
+
+constexpr int kBlock = 256;
+constexpr int kWarps = kBlock / 32;
+
+/// Counts, for scan.cuh's combine_published.
+struct CountSum {
+  typedef index_t Acc;
+  __device__ Acc identity() const { return 0; }
+  __device__ Acc combine(Acc a, Acc b) const { return a + b; }
+};
+
+/// Whether a value is nonzero (NaN is; -0.0 is not), as the CPU's is_nonzero.
+template <class T> __device__ __forceinline__ bool is_nonzero(T v) { return v != T(0); }
+template <> __device__ __forceinline__ bool is_nonzero(float16 v) { return float(v) != 0.0f; }
+template <> __device__ __forceinline__ bool is_nonzero(bfloat16 v) { return float(v) != 0.0f; }
+template <> __device__ __forceinline__ bool is_nonzero(complex64 v) {
+  return v.re != 0.0f || v.im != 0.0f;
+}
+template <> __device__ __forceinline__ bool is_nonzero(complex128 v) {
+  return v.re != 0.0 || v.im != 0.0;
+}
+
+/// The block's tile, by ticket (launch order).
+__device__ __forceinline__ index_t take_tile(char* work) {
+  __shared__ index_t tile;
+  if (threadIdx.x == 0) tile = atomicAdd(scan::Work::ticket(work), 1u);
+  __syncthreads();
+  return tile;
+}
+
+/// Position of row 0 of this lane in a tile: rows are 32 apart.
+template <int ITEMS> __device__ __forceinline__ index_t first_position(index_t tile) {
+  return tile * index_t(kBlock * ITEMS) + index_t(threadIdx.x / 32) * (32 * ITEMS) +
+         threadIdx.x % 32;
+}
+
+__device__ __forceinline__ unsigned lanes_below() { return (1u << (threadIdx.x % 32)) - 1u; }
+
+/// Where this warp's first selected position goes: the positions selected by earlier tiles
+/// (the carry-in) and by this tile's earlier warps. ballot[j]: row j's selected lanes. The
+/// last tile writes the grand total to *count when count is given. Every thread calls it.
+template <int ITEMS>
+__device__ index_t warp_start(const unsigned (&ballot)[ITEMS], char* work, index_t tile,
+                              index_t tiles, int64_t* count) {
+  __shared__ index_t warp_total[kWarps];
+  __shared__ index_t carry[2];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  index_t mine = 0;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) mine += __popc(ballot[j]);
+  if (lane == 0) warp_total[warp] = mine;
+  __syncthreads();
+  index_t total = 0;
+#pragma unroll
+  for (int k = 0; k < kWarps; ++k) total += warp_total[k];
+
+  CountSum r;
+  const index_t groups = (tiles + scan::kGroup - 1) / scan::kGroup;
+  scan::Work w(tiles, groups);
+  index_t* tile_totals = w.tile_total<index_t>(work);
+  int* tile_flags = w.tile_flag(work);
+  index_t* group_totals = w.group_total<index_t>(work);
+  int* group_flags = w.group_flag(work);
+  const index_t group = tile / scan::kGroup, group_first = group * scan::kGroup;
+  if (threadIdx.x == 0 && tiles > 1) scan::publish(tile_totals + tile, tile_flags + tile, total);
+  if (warp == 0 && tile % scan::kGroup == scan::kGroup - 1 && tile + 1 < tiles) {
+    index_t a = scan::combine_published(r, tile_totals + group_first, tile_flags + group_first,
+                                        index_t(scan::kGroup));
+    if (lane == 0) scan::publish(group_totals + group, group_flags + group, a);
+  }
+  if (tile > 0 && warp == 0) {
+    index_t a = scan::combine_published(r, group_totals, group_flags, group);
+    if (lane == 0) carry[0] = a;
+  }
+  if (tile > 0 && warp == 1) {
+    index_t a = scan::combine_published(r, tile_totals + group_first, tile_flags + group_first,
+                                        tile - group_first);
+    if (lane == 0) carry[1] = a;
+  }
+  __syncthreads();
+  index_t start = tile > 0 ? carry[0] + carry[1] : 0;
+  if (count && tile == tiles - 1 && threadIdx.x == 0) *count = start + total;
+  for (int k = 0; k < warp; ++k) start += warp_total[k];
+  return start;
+}
+
+/// Element i of a strided operand (its layout's row-major position i).
+template <class T, int ND> struct Strided {
+  const char* base;
+  StridedLayout<ND, 1> layout;
+  __device__ __forceinline__ T operator()(index_t i) const {
+    index_t offset[1];
+    layout.offsets(uint64_t(i), offset);
+    return *at<T>(base, offset[0]);
+  }
+};
+
+/// The byte offset of position i in a strided layout.
+template <int ND> struct Offset {
+  StridedLayout<ND, 1> layout;
+  __device__ __forceinline__ int64_t operator()(index_t i) const {
+    index_t offset[1];
+    layout.offsets(uint64_t(i), offset);
+    return offset[0];
+  }
+};
+
+/// out[k] = source(i) for the k-th position i with mask[i] != 0 (n positions, contiguous
+/// bytes): x[mask] (the masked elements) or the byte offsets of the selected positions.
+template <class T, int ITEMS, class Source>
+__device__ void compress(T* __restrict__ out, Source source, const uint8_t* __restrict__ mask,
+                         index_t n, char* work, index_t tiles) {
+  const index_t tile = take_tile(work);
+  const index_t first = first_position<ITEMS>(tile);
+  bool selected[ITEMS];
+  unsigned ballot[ITEMS];
+  T value[ITEMS];
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    index_t i = first + j * 32;
+    selected[j] = i < n && mask[i] != 0;
+  }
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    ballot[j] = __ballot_sync(0xffffffffu, selected[j]);
+    if (selected[j]) value[j] = source(first + j * 32);
+  }
+  index_t place = warp_start<ITEMS>(ballot, work, tile, tiles, nullptr);
+  const unsigned below = lanes_below();
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    if (selected[j]) out[place + __popc(ballot[j] & below)] = value[j];
+    place += __popc(ballot[j]);
+  }
+}
+
+/// v[i] = values[k] for the k-th position i with mask[i] != 0 (v's positions through its
+/// layout; values contiguous).
+template <class T, int ITEMS, int ND>
+__device__ void expand(char* __restrict__ v, StridedLayout<ND, 1> layout,
+                       const T* __restrict__ values, const uint8_t* __restrict__ mask, index_t n,
+                       char* work, index_t tiles) {
+  const index_t tile = take_tile(work);
+  const index_t first = first_position<ITEMS>(tile);
+  bool selected[ITEMS];
+  unsigned ballot[ITEMS];
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    index_t i = first + j * 32;
+    selected[j] = i < n && mask[i] != 0;
+    ballot[j] = __ballot_sync(0xffffffffu, selected[j]);
+  }
+  index_t place = warp_start<ITEMS>(ballot, work, tile, tiles, nullptr);
+  const unsigned below = lanes_below();
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    if (selected[j]) {
+      index_t offset[1];
+      layout.offsets(uint64_t(first + j * 32), offset);
+      *at<T>(v, offset[0]) = values[place + __popc(ballot[j] & below)];
+    }
+    place += __popc(ballot[j]);
+  }
+}
+
+/// The outputs of nonzero: one int64 array per dimension of x's shape.
+template <int ND> struct Coordinates {
+  int64_t* out[ND];
+  index_t size[ND];
+};
+
+/// Coordinates of the nonzero elements of a contiguous x of n elements, in order.
+template <class T, int ITEMS, int ND>
+__device__ void nonzero(const T* __restrict__ x, index_t n, Coordinates<ND> c, char* work,
+                        index_t tiles) {
+  const index_t tile = take_tile(work);
+  const index_t first = first_position<ITEMS>(tile);
+  bool selected[ITEMS];
+  unsigned ballot[ITEMS];
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    index_t i = first + j * 32;
+    selected[j] = i < n && is_nonzero(x[i]);
+    ballot[j] = __ballot_sync(0xffffffffu, selected[j]);
+  }
+  index_t place = warp_start<ITEMS>(ballot, work, tile, tiles, nullptr);
+  const unsigned below = lanes_below();
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    if (selected[j]) {
+      index_t k = place + __popc(ballot[j] & below), rest = first + j * 32;
+#pragma unroll
+      for (int d = ND - 1; d > 0; --d) {
+        index_t q = rest / c.size[d];
+        c.out[d][k] = rest - q * c.size[d];
+        rest = q;
+      }
+      c.out[0][k] = rest;
+    }
+    place += __popc(ballot[j]);
+  }
+}
+
+/// *total += the nonzero elements of x (n positions through its layout); *total starts
+/// at 0. bool elements are read as bytes (any nonzero byte is True, as on the CPU).
+template <class T, int ND>
+__device__ void count(const char* __restrict__ x, StridedLayout<ND, 1> layout, index_t n,
+                      unsigned long long* total) {
+  unsigned long long mine = 0;
+  for (index_t i = blockIdx.x * index_t(kBlock) + threadIdx.x; i < n;
+       i += index_t(gridDim.x) * kBlock) {
+    index_t offset[1];
+    layout.offsets(uint64_t(i), offset);
+    mine += is_nonzero(*at<T>(x, offset[0]));
+  }
+  mine = reduce::warp_combine(CountSum(), index_t(mine));
+  if (threadIdx.x % 32 == 0 && mine) atomicAdd(total, mine);
+}
+
+/// The same for n contiguous bytes at x, x 16-byte aligned: 16 bytes per load.
+__device__ void count_bytes(const uint8_t* __restrict__ x, index_t n,
+                            unsigned long long* total) {
+  unsigned long long mine = 0;
+  const index_t chunks = n / 16;
+  const index_t id = blockIdx.x * index_t(kBlock) + threadIdx.x;
+  const index_t stride = index_t(gridDim.x) * kBlock;
+  const uint4* words = reinterpret_cast<const uint4*>(x);
+  for (index_t i = id; i < chunks; i += stride) {
+    uint4 w = words[i];
+    unsigned parts[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      unsigned b = parts[k] | (parts[k] >> 4);  // each byte folds to its lowest bit
+      b |= b >> 2;
+      b |= b >> 1;
+      mine += __popc(b & 0x01010101u);
+    }
+  }
+  if (id < n - chunks * 16) mine += x[chunks * 16 + id] != 0;
+  mine = reduce::warp_combine(CountSum(), index_t(mine));
+  if (threadIdx.x % 32 == 0 && mine) atomicAdd(total, mine);
+}
+
+/// v[i] = *value wherever mask[i] != 0: operands v and mask (broadcast to v's shape), one
+/// value for every selected element (x[mask] = scalar), no count needed. Four positions
+/// per thread, their mask bytes read before any store.
+template <class T, int ND>
+__device__ void fill(char* __restrict__ v, const char* __restrict__ mask,
+                     StridedLayout<ND, 2> layout, const T* __restrict__ value, index_t n) {
+  constexpr int kWays = 4;
+  const T x = *value;
+  const index_t stride = index_t(gridDim.x) * kBlock;
+  for (index_t first = blockIdx.x * index_t(kBlock) + threadIdx.x; first < n;
+       first += kWays * stride) {
+    index_t offset[kWays][2];
+    bool selected[kWays];
+#pragma unroll
+    for (int w = 0; w < kWays; ++w) {
+      index_t i = first + w * stride;
+      selected[w] = false;
+      if (i < n) {
+        layout.offsets(uint64_t(i), offset[w]);
+        selected[w] = *at<uint8_t>(mask, offset[w][1]) != 0;
+      }
+    }
+#pragma unroll
+    for (int w = 0; w < kWays; ++w)
+      if (selected[w]) *at<T>(v, offset[w][0]) = x;
+  }
+}
+
+}  // namespace mask
+}  // namespace xrt
