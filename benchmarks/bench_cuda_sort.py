@@ -6,7 +6,7 @@ normal, integers uniform over their whole range, so that every radix pass has wo
 (torch.sort returns values and indices, cupy.sort values) and argsort; descending and
 stable=True/False on float32; batches of rows (256 x 65536, 16 x 2^20) sorted along the
 last axis. Then xpuruntime's previous radix sort (XPURUNTIME_CUDA_SORT=lsd4) on a few
-cases, and the onesweep sort's items per thread (XPURUNTIME_CUDA_SORT=onesweep:N).
+cases, and shapes of the onesweep pass (XPURUNTIME_CUDA_SORT=onesweep:ITEMS:MIN_BLOCKS).
 
 Each library's call is timed as a user sees it (the result's allocation included): calls
 are queued back to back and the device is synchronized once per run; the libraries take
@@ -193,31 +193,31 @@ def main():
         del a
     if args.quick:
         return
-    # Items per thread of the onesweep pass (the default: 16 for keys up to 32 bits, 12
-    # for 64-bit keys; shared memory allows up to 24 and 16).
-    print("\nonesweep items per thread: ms (torch/xrt)")
-    settings = (8, 12, 16, 20)
-    sweep_headers = ["case"] + [str(n) for n in settings]
-    sweep_rows = []
-    for dtype, e, op in (("float32", 20, "sort"), ("float32", 24, "sort"),
-                         ("float32", 24, "argsort"), ("int64", 24, "sort"),
-                         ("int64", 24, "argsort"), ("float32", 26, "sort")):
+    # The onesweep pass's shape, ITEMS:MIN_BLOCKS (items per thread, launch bound in blocks
+    # per multiprocessor, 0 for none); the defaults are 16:3 (sort) and 16:0 (argsort) for
+    # keys of up to 32 bits, 12:3 and 12:0 for 64-bit keys.
+    print("\nonesweep pass shapes (XPURUNTIME_CUDA_SORT=onesweep:ITEMS:MIN_BLOCKS): "
+          "ms (torch/xrt)")
+    sweep = (
+        ("float32", 20, "sort", ("16:3", "16:0", "12:3", "8:3")),
+        ("float32", 24, "sort", ("16:3", "16:0", "16:2", "16:4", "12:3", "20:3", "24:3")),
+        ("float32", 24, "argsort", ("16:0", "16:3", "12:0", "12:3", "8:0")),
+        ("int64", 24, "sort", ("12:3", "12:0", "16:3", "8:3")),
+        ("int64", 24, "argsort", ("12:0", "12:3", "8:0")),
+        ("float32", 26, "sort", ("16:3", "16:0", "20:3")),
+    )
+    for dtype, e, op, settings in sweep:
         a = arrays(host_data(dtype, (1 << e,), rng))
         base = calls_for(op, a, cupy_ok=False)
-        items = (8, 16, 20) if dtype != "int64" else (8, 12, 16)
         calls = {"torch": base["torch"]} if "torch" in base else {}
-        for n in items:
-            calls[n] = with_setting(f"onesweep:{n}", base["xpuruntime"])
+        for setting in settings:
+            calls[setting] = with_setting(f"onesweep:{setting}", base["xpuruntime"])
         t = seconds(calls, args.repeat, args.runs)
         cells = []
-        for n in settings:
-            if n not in t:
-                cells.append("-")
-            elif "torch" in t:
-                cells.append(f"{t[n] * 1e3:.3f} ({t['torch'] / t[n]:.2f})")
-            else:
-                cells.append(f"{t[n] * 1e3:.3f}")
-        report(sweep_rows, [f"{op} {dtype} 2^{e}"] + cells, sweep_headers)
+        for setting in settings:
+            ratio = f" ({t['torch'] / t[setting]:.2f})" if "torch" in t else ""
+            cells.append(f"{setting} {t[setting] * 1e3:.3f}{ratio}")
+        print(f"{op} {dtype} 2^{e}: " + ", ".join(cells), flush=True)
         del a
 
 if __name__ == "__main__":

@@ -161,10 +161,12 @@ def test_sorted_and_reversed_input():
     check(np.arange(200000, dtype=np.int64).reshape(2, -1), descending=True)
 
 
-@pytest.mark.parametrize("setting", ["lsd4", "onesweep:8", "onesweep:20"])
+@pytest.mark.parametrize("setting", ["lsd4", "onesweep:8", "onesweep:20", "onesweep:12:0",
+                                     "onesweep:16:4"])
 def test_radix_settings(monkeypatch, setting):
     # The 4-bit radix sort (kept for rows of 2^30 and more, and for comparisons) and
-    # other tile sizes of the onesweep sort give the same results.
+    # other shapes of the onesweep pass (items per thread, launch bound) give the same
+    # results.
     monkeypatch.setenv("XPURUNTIME_CUDA_SORT", setting)
     check(with_specials(values("float32", (3, 20000))))
     check(values("int64", (2, 30000)), descending=True)

@@ -8,8 +8,9 @@
 // shared memory); longer rows by the onesweep LSD radix sort of radix_sort.cuh (8-bit
 // digits, all rows at once, passes that move nothing skipped on the device). Rows of 2^30
 // elements and more take the first radix sort (4-bit digits, sort.cuh), which
-// XPURUNTIME_CUDA_SORT=lsd4 also selects for comparisons; XPURUNTIME_CUDA_SORT=onesweep:N
-// sets the onesweep's items per thread (benchmarks sweep it).
+// XPURUNTIME_CUDA_SORT=lsd4 also selects for comparisons; XPURUNTIME_CUDA_SORT=onesweep:N:B
+// sets the onesweep pass's items per thread and its launch bound of B blocks per
+// multiprocessor (benchmarks sweep them).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -78,8 +79,14 @@ std::string search_source(DType dtype) {
          ">(a, a_step, n, sorter, sorter_step, needles, needle_step, m, out, right != 0, error);\n}\n";
 }
 
-/// The onesweep radix kernels of one (dtype, sort or argsort, items per thread).
-std::string radix_source(DType dtype, bool arg, int ipt) {
+/// The shape of the onesweep pass: items per thread (0 selects the 4-bit radix sort) and
+/// the blocks per multiprocessor its registers are held to (0: no bound).
+struct Onesweep {
+  int items = 0, min_blocks = 0;
+};
+
+/// The onesweep radix kernels of one (dtype, sort or argsort, pass shape).
+std::string radix_source(DType dtype, bool arg, const Onesweep& shape) {
   const std::string t = device_type(dtype);
   const std::string a = arg ? "true" : "false";
   const std::string specials = !arg && is_floating(dtype) ? "true" : "false";
@@ -96,11 +103,13 @@ std::string radix_source(DType dtype, bool arg, int ipt) {
       "chunk_specials, n, chunk, chunks, descending != 0);\n}\n"
       "extern \"C\" __global__ void __launch_bounds__(256) xrt_radix_plan(uint32_t* hist, "
       "uint32_t* masks, index_t n) {\n  xrt::radix::plan<sizeof(S)>(hist, masks, n);\n}\n"
-      "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_pass("
+      "extern \"C\" __global__ void __launch_bounds__(" + threads +
+      (shape.min_blocks > 0 ? ", " + std::to_string(shape.min_blocks) : std::string()) +
+      ") xrt_radix_pass("
       "const T* in, void* out, S* keys0, S* keys1, uint32_t* index0, uint32_t* index1, "
       "const uint32_t* bins, const uint32_t* masks, uint32_t* desc, uint32_t* counter, "
       "index_t n, index_t tiles, int pass, int descending) {\n"
-      "  xrt::radix::pass<T, " + a + ", " + threads + ", " + std::to_string(ipt) +
+      "  xrt::radix::pass<T, " + a + ", " + threads + ", " + std::to_string(shape.items) +
       ">(in, out, keys0, keys1, index0, index1, bins, masks, desc, counter, n, tiles, pass, "
       "descending != 0);\n}\n";
   if (!arg && is_floating(dtype))
@@ -117,19 +126,28 @@ int64_t key_bytes(DType d) { return itemsize(d) > 4 ? 8 : 4; }
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 int64_t ceil_div(int64_t v, int64_t by) { return (v + by - 1) / by; }
 
-/// Items per thread of the onesweep pass for keys of key_size bytes; 0 selects the 4-bit
-/// radix sort (XPURUNTIME_CUDA_SORT, read per call so that a benchmark can switch).
-int onesweep_items(int64_t key_size) {
-  int items = key_size > 4 ? 12 : 16;
+/// The pass shape for keys of dtype. XPURUNTIME_CUDA_SORT (read per call so that a
+/// benchmark can switch) may say "lsd4", or "onesweep:ITEMS[:MIN_BLOCKS]".
+Onesweep onesweep_shape(DType dtype, bool arg) {
+  const int64_t key_size = itemsize(dtype);
+  // Note: value sorts fit 3 blocks per multiprocessor in 80 registers without spilling;
+  // argsorts, which also hold an index per item, would spill.
+  Onesweep shape{key_size > 4 ? 12 : 16, arg ? 0 : 3};
   if (const char* env = std::getenv("XPURUNTIME_CUDA_SORT"); env && *env) {
-    if (std::strcmp(env, "lsd4") == 0) return 0;
+    if (std::strcmp(env, "lsd4") == 0) return {};
     if (std::strncmp(env, "onesweep:", 9) == 0) {
-      int asked = std::atoi(env + 9);
-      // Shared memory holds a tile of keys in 48 KB of static shared memory.
-      if (asked >= 1 && asked <= (key_size > 4 ? 16 : 24)) items = asked;
+      // A tile of keys (and indices) shares 48 KB of static shared memory with 10.1 KB of
+      // counts; more than 24 items would spill registers.
+      int64_t most = std::min<int64_t>(24, (48 * 1024 - 10752) /
+                                               (kRadixThreads * (key_size + (arg ? 4 : 0))));
+      char* rest = nullptr;
+      long items = std::strtol(env + 9, &rest, 10);
+      if (items >= 1 && items <= most) shape.items = static_cast<int>(items);
+      if (rest && *rest == ':')
+        shape.min_blocks = static_cast<int>(std::clamp(std::strtol(rest + 1, nullptr, 10), 0L, 8L));
     }
   }
-  return items;
+  return shape;
 }
 
 /// What the sort of contiguous rows needs to know.
@@ -205,13 +223,13 @@ class Carver {
 // ping-pong buffers of keys (and indices for argsort). Everything is enqueued on the
 // current stream; which passes run and where keys are is decided on the device, so the
 // host never waits. Upsweep chunks are sized to give about 8 blocks per multiprocessor.
-void onesweep_sort(const SortJob& job, int ipt) {
+void onesweep_sort(const SortJob& job, const Onesweep& shape) {
   const DType dtype = job.dtype;
   const int device = job.device.index;
   const int64_t rows = job.rows, n = job.n, total = rows * n;
   const int passes = static_cast<int>(itemsize(dtype));
   const bool specials = !job.arg && is_floating(dtype);
-  const int64_t tile = int64_t(kRadixThreads) * ipt;
+  const int64_t tile = int64_t(kRadixThreads) * shape.items;
   int64_t tiles = ceil_div(n, tile);
   const int64_t step = int64_t(kRadixThreads) * kRadixUnroll;
   int64_t chunk = round_up(std::max(step, ceil_div(total, int64_t(sm_count(device)) * 8)), step);
@@ -241,9 +259,9 @@ void onesweep_sort(const SortJob& job, int ipt) {
   uint32_t* index[2] = {carve.take<uint32_t>(index_buffer), carve.take<uint32_t>(index_buffer)};
 
   std::string key = "radix/" + std::string(dtype_info(dtype).name) + (job.arg ? "/a/" : "/s/") +
-                    std::to_string(ipt);
+                    std::to_string(shape.items) + "/" + std::to_string(shape.min_blocks);
   auto fn = [&](const char* name) {
-    return jit_function(device, key, [&] { return KernelSource{radix_source(dtype, job.arg, ipt)}; },
+    return jit_function(device, key, [&] { return KernelSource{radix_source(dtype, job.arg, shape)}; },
                         name);
   };
   const char* in = job.in;
@@ -320,8 +338,8 @@ template <bool Arg> void sort_kernel(const KernelCall& call) {
     void* params[] = {&in_ptr, &out_ptr, &rows_arg, &n_arg, &p, &descending};
     launch(fn("xrt_sort_bitonic"), {blocks}, {threads}, size_t(p) * size_t(kb + 4), job.stream,
            params);
-  } else if (int items = onesweep_items(itemsize(dtype)); items > 0 && n < kOnesweepRow) {
-    onesweep_sort(job, items);
+  } else if (Onesweep shape = onesweep_shape(dtype, Arg); shape.items > 0 && n < kOnesweepRow) {
+    onesweep_sort(job, shape);
   } else {
     lsd4_sort(job, fn);
   }
@@ -388,10 +406,10 @@ std::vector<KernelSample> sort_samples() {
   for (DType dtype : {DType::Float32, DType::Float64, DType::Int32, DType::Int64,
                       DType::BFloat16, DType::UInt8})
     samples.push_back({std::string("radix/") + std::string(dtype_info(dtype).name),
-                       {radix_source(dtype, false, onesweep_items(itemsize(dtype)))}});
+                       {radix_source(dtype, false, onesweep_shape(dtype, false))}});
   for (DType dtype : {DType::Float32, DType::Float64, DType::Int16, DType::Int8})
     samples.push_back({std::string("radix_arg/") + std::string(dtype_info(dtype).name),
-                       {radix_source(dtype, true, onesweep_items(itemsize(dtype)))}});
+                       {radix_source(dtype, true, onesweep_shape(dtype, true))}});
   return samples;
 }
 
