@@ -28,22 +28,18 @@ constexpr int kUnroll = 8;  // items per thread in flight in upsweep
 // 1. load: warp w takes the contiguous stretch [w * 32 * IPT, (w + 1) * 32 * IPT) of the
 //    tile, item k of lane l at k * 32 + l (coalesced); the first pass that moves keys reads
 //    the input and makes keys (and, for argsort, indices) on the fly;
-// 2. for every item, the lanes holding the same digit find each other (8 ballots; the
-//    items' ballots are independent, so they overlap), and the lowest of them adds their
-//    number to the warp's count of the digit;
-// 3. thread d turns the warps' counts of digit d into offsets and publishes the tile's
-//    count of d (flag AGGREGATE; tile 0 of a row publishes the digit's bin start plus its
-//    count, flag PREFIX) before ranking, so the tiles after it need not wait for that;
-// 4. rank: a key's slot in the tile is its digit's start in the tile, plus its warp's
-//    offset in the digit, plus the keys of that digit before it in the warp (a running
-//    counter per warp and digit, and the peers on lower lanes): stable. Keys, and indices,
-//    go to their slots in shared memory;
-// 5. look-back: thread d sums the counts of the tiles before its tile until one carries an
-//    inclusive prefix (flag PREFIX), and publishes its own. Tiles take their numbers from
-//    a counter in launch order, so every tile waited on has started and will finish;
-// 6. scatter: thread t writes slots t, t + THREADS, ...: runs of one digit land on
-//    consecutive addresses. The last pass writes the result (values decoded from keys, or
-//    int64 indices) instead of keys.
+// 2. rank: for each item, the lanes holding the same digit find each other (8 ballots),
+//    the lowest of them adds their number to the warp's counter of that digit; a key's rank
+//    within its warp is the counter before plus its peers on lower lanes: stable;
+// 3. look-back: thread d turns the warps' counts of digit d into offsets, publishes the
+//    tile's count of d (flag AGGREGATE), then sums the counts of the tiles before it
+//    until one carries an inclusive prefix (flag PREFIX), and publishes its own prefix.
+//    Tile 0 of a row starts the chain at the digit's bin start. Tiles take their numbers
+//    from a counter in launch order, so every tile waited on has started and will finish;
+// 4. scatter: keys go to shared memory in tile order by (digit, warp, rank), then thread t
+//    writes slots t, t + THREADS, ...: runs of one digit land on consecutive addresses.
+//    Indices follow the same way. The last pass writes the result (values decoded from
+//    keys, or int64 indices) instead of keys.
 // Passes whose digit is the same for every key of a row are skipped for that row: the
 // rows' own count of passes done says which buffer holds their keys. Descriptors are
 // (flag << 30 | count), so rows are shorter than 2^30 (the host checks).
@@ -210,9 +206,9 @@ __device__ void pass(const T* in, void* out, typename Key<T>::S* keys0,
   constexpr int kWarps = THREADS / 32;
   constexpr int kTile = THREADS * IPT;
   constexpr int kRounds = (kDigits + THREADS - 1) / THREADS;  // digits per thread
+  constexpr int kSlotBytes = sizeof(S) > 4 ? 8 : (ARG ? 4 : int(sizeof(S)));
   constexpr uint32_t kAll = (1u << P) - 1;
-  __shared__ S shared_keys[kTile];
-  __shared__ uint32_t shared_index[ARG ? kTile : 1];
+  __shared__ unsigned long long exchange_words[(kTile * kSlotBytes + 7) / 8];
   __shared__ uint32_t warp_counts[kWarps * kDigits];
   __shared__ uint32_t tile_start[kDigits];  // first slot of each digit in the tile
   __shared__ uint32_t offset[kDigits];      // position in the row minus slot in the tile
@@ -266,26 +262,32 @@ __device__ void pass(const T* in, void* out, typename Key<T>::S* keys0,
     }
   }
 
-  // 2. the lanes sharing each item's digit (independent ballots: they overlap), and the
-  //    warps' digit counts from them
-  unsigned peers[IPT];
-#pragma unroll
-  for (int k = 0; k < IPT; ++k) peers[k] = lanes_with_digit(uint32_t(key[k] >> shift) & (kDigits - 1));
+  // 2. rank within the warp
+  uint32_t slot[IPT];
+  const unsigned lanes_below = (1u << lane) - 1u;
 #pragma unroll
   for (int k = 0; k < IPT; ++k) {
     uint32_t d = uint32_t(key[k] >> shift) & (kDigits - 1);
-    if (lane == __ffs(peers[k]) - 1) atomicAdd(&warp_counts[warp * kDigits + d], uint32_t(__popc(peers[k])));
+    unsigned peers = lanes_with_digit(d);
+    int leader = __ffs(peers) - 1;
+    uint32_t before = 0;
+    if (lane == leader) {
+      before = warp_counts[warp * kDigits + d];
+      warp_counts[warp * kDigits + d] = before + uint32_t(__popc(peers));
+    }
+    before = __shfl_sync(0xffffffffu, before, leader);
+    slot[k] = before + uint32_t(__popc(peers & lanes_below));
+    __syncwarp();
   }
   __syncthreads();
 
-  // 3. each digit's warps become offsets; the tile's counts are published at once, so that
-  //    the tiles after this one can go on while it ranks
-  uint32_t count[kRounds];
+  // 3. offsets of the warps, the tile's counts, look-back
+  uint32_t count[kRounds], exclusive[kRounds];
   uint32_t* chain = desc + row * tiles * kDigits;
 #pragma unroll
   for (int r = 0; r < kRounds; ++r) {
     int d = r * THREADS + threadIdx.x;
-    count[r] = 0;
+    count[r] = exclusive[r] = 0;
     if (d < kDigits) {
       uint32_t running = 0;
       for (int w = 0; w < kWarps; ++w) {
@@ -294,9 +296,25 @@ __device__ void pass(const T* in, void* out, typename Key<T>::S* keys0,
         running += c;
       }
       count[r] = running;
-      uint32_t word = tile == 0 ? kFlagPrefix | (bins[(row * P + pass) * kDigits + d] + running)
-                                : kFlagAggregate | running;
-      store_relaxed(chain + tile * kDigits + d, word);
+      uint32_t* mine = chain + tile * kDigits + d;
+      if (tile == 0) {
+        exclusive[r] = bins[(row * P + pass) * kDigits + d];
+      } else {
+        store_relaxed(mine, kFlagAggregate | running);
+        uint32_t sum = 0;
+        for (index_t t = tile - 1;; --t) {
+          const uint32_t* theirs = chain + t * kDigits + d;
+          uint32_t word = load_relaxed(theirs);
+          while ((word & ~kValueMask) == 0) {
+            __nanosleep(20);
+            word = load_relaxed(theirs);
+          }
+          sum += word & kValueMask;
+          if (word & kFlagPrefix) break;
+        }
+        exclusive[r] = sum;
+      }
+      store_relaxed(mine, kFlagPrefix | (exclusive[r] + running));
     }
   }
   uint32_t carry = 0;
@@ -305,74 +323,50 @@ __device__ void pass(const T* in, void* out, typename Key<T>::S* keys0,
     int d = r * THREADS + threadIdx.x;
     uint32_t total;
     uint32_t start = carry + block_exclusive_sum<THREADS>(count[r], total);
-    if (d < kDigits) tile_start[d] = start;
+    if (d < kDigits) {
+      tile_start[d] = start;
+      offset[d] = exclusive[r] - start;
+    }
     carry += total;
   }
   __syncthreads();
 
-  // 4. rank: slot = the digit's start in the tile + the warp's offset in it + the keys of
-  //    the same digit before this one in the warp; keys (and indices) go to their slots
-  const unsigned lanes_below = (1u << lane) - 1u;
+  // 4. scatter through shared memory
+  S* shared_keys = reinterpret_cast<S*>(exchange_words);
 #pragma unroll
   for (int k = 0; k < IPT; ++k) {
     uint32_t d = uint32_t(key[k] >> shift) & (kDigits - 1);
-    int leader = __ffs(peers[k]) - 1;
-    uint32_t before = 0;
-    if (lane == leader) {
-      before = warp_counts[warp * kDigits + d];
-      warp_counts[warp * kDigits + d] = before + uint32_t(__popc(peers[k]));
-    }
-    before = __shfl_sync(0xffffffffu, before, leader);
-    uint32_t slot = tile_start[d] + before + uint32_t(__popc(peers[k] & lanes_below));
-    shared_keys[slot] = key[k];
-    if (ARG) shared_index[slot] = index[k];
-    __syncwarp();
-  }
-
-  // 5. look-back: the sum of the tiles before this one, up to one with an inclusive prefix
-#pragma unroll
-  for (int r = 0; r < kRounds; ++r) {
-    int d = r * THREADS + threadIdx.x;
-    if (d < kDigits) {
-      uint32_t exclusive;
-      if (tile == 0) {
-        exclusive = bins[(row * P + pass) * kDigits + d];
-      } else {
-        exclusive = 0;
-        for (index_t t = tile - 1;; --t) {
-          const uint32_t* theirs = chain + t * kDigits + d;
-          uint32_t word = load_relaxed(theirs);
-          while ((word & ~kValueMask) == 0) {
-            __nanosleep(20);
-            word = load_relaxed(theirs);
-          }
-          exclusive += word & kValueMask;
-          if (word & kFlagPrefix) break;
-        }
-        store_relaxed(chain + tile * kDigits + d, kFlagPrefix | (exclusive + count[r]));
-      }
-      offset[d] = exclusive - tile_start[d];
-    }
+    slot[k] += tile_start[d] + warp_counts[warp * kDigits + d];
+    shared_keys[slot[k]] = key[k];
   }
   __syncthreads();
-
-  // 6. scatter: thread t writes slots t, t + THREADS, ...: a digit's run of slots lands on
-  //    consecutive addresses
   const index_t left = n - tile_base;
   const int valid_slots = left < kTile ? int(left) : kTile;
+  uint32_t position[IPT];
 #pragma unroll
   for (int k = 0; k < IPT; ++k) {
     int i = k * THREADS + threadIdx.x;
     if (i < valid_slots) {
       S s = shared_keys[i];
-      index_t at = row_base + (offset[uint32_t(s >> shift) & (kDigits - 1)] + uint32_t(i));
-      if (ARG) {
+      position[k] = offset[uint32_t(s >> shift) & (kDigits - 1)] + uint32_t(i);
+      if (!last) keys_out[row_base + position[k]] = s;
+      else if (!ARG) static_cast<T*>(out)[row_base + position[k]] = value_of_key<T>(K(s), descending);
+    }
+  }
+  if (ARG) {
+    __syncthreads();
+    uint32_t* shared_index = reinterpret_cast<uint32_t*>(exchange_words);
+#pragma unroll
+    for (int k = 0; k < IPT; ++k) shared_index[slot[k]] = index[k];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < IPT; ++k) {
+      int i = k * THREADS + threadIdx.x;
+      if (i < valid_slots) {
         uint32_t v = shared_index[i];
-        if (last) static_cast<int64_t*>(out)[at] = int64_t(v);
-        else index_out[at] = v;
+        if (last) static_cast<int64_t*>(out)[row_base + position[k]] = int64_t(v);
+        else index_out[row_base + position[k]] = v;
       }
-      if (!last) keys_out[at] = s;
-      else if (!ARG) static_cast<T*>(out)[at] = value_of_key<T>(K(s), descending);
     }
   }
 }

@@ -128,18 +128,19 @@ int64_t ceil_div(int64_t v, int64_t by) { return (v + by - 1) / by; }
 
 /// The pass shape for keys of dtype. XPURUNTIME_CUDA_SORT (read per call so that a
 /// benchmark can switch) may say "lsd4", or "onesweep:ITEMS[:MIN_BLOCKS]".
+// Note: the pass needs 64 to 80 registers, so 3 or 4 blocks share a multiprocessor with
+// no launch bound. On an H200, 16 items per thread (4-byte keys) and 12 (8-byte keys) were
+// the fastest of 8, 12, 16 and 20 at 2^20 to 2^26 keys (bench_cuda_sort.py sweeps them).
 Onesweep onesweep_shape(DType dtype, bool arg) {
   const int64_t key_size = itemsize(dtype);
-  // Note: value sorts fit 3 blocks per multiprocessor in 80 registers without spilling;
-  // argsorts, which also hold an index per item, would spill.
-  Onesweep shape{key_size > 4 ? 12 : 16, arg ? 0 : 3};
+  Onesweep shape{key_size > 4 ? 12 : 16, 0};
   if (const char* env = std::getenv("XPURUNTIME_CUDA_SORT"); env && *env) {
     if (std::strcmp(env, "lsd4") == 0) return {};
     if (std::strncmp(env, "onesweep:", 9) == 0) {
-      // A tile of keys (and indices) shares 48 KB of static shared memory with 10.1 KB of
-      // counts; more than 24 items would spill registers.
-      int64_t most = std::min<int64_t>(24, (48 * 1024 - 10752) /
-                                               (kRadixThreads * (key_size + (arg ? 4 : 0))));
+      // A tile of keys (or indices, exchanged after them) shares 48 KB of static shared
+      // memory with 10.1 KB of counts; more than 24 items would spill registers.
+      const int64_t slot = std::max<int64_t>(key_size, arg ? 4 : 0);
+      const int64_t most = std::min<int64_t>(24, (48 * 1024 - 10752) / (kRadixThreads * slot));
       char* rest = nullptr;
       long items = std::strtol(env + 9, &rest, 10);
       if (items >= 1 && items <= most) shape.items = static_cast<int>(items);
