@@ -1,11 +1,14 @@
 """tests/test_cuda_sorting.py: the native CUDA sort, argsort and searchsorted give the CPU's
 results bit for bit: every real numeric dtype, ascending and descending, ties kept in input order,
-NaN / ±0 / ±inf, rows of every length the kernels tell apart (0, 1, 31, 1000 in shared
-memory; 2049, 10^5 and 2^20 through the radix sort), many short rows, other axes and
-strided views.
+NaN / ±0 / ±inf, rows of every length the kernels tell apart (0, 1, 31, 1000, 2048 in shared
+memory; 2049 and up through the onesweep radix sort, around its tiles of 3072 and 4096
+keys, up to 2^22), many short rows, batches of long rows, input that makes the radix sort
+skip some or all of its passes (equal keys, few distinct bytes), sorted and reversed input,
+the 4-bit radix sort behind XPURUNTIME_CUDA_SORT=lsd4, other axes and strided views.
 
 Without a GPU, the kernels' sources are compiled for sm_90 by test_cuda_jit.py's
-compile-all test (the family registers samples with kernel_check.h).
+compile-all test (the family registers samples with kernel_check.h), and the radix kernels
+run on the host emulator in test_cuda_sort_emulated.py.
 """
 
 import numpy as np
@@ -105,6 +108,70 @@ def test_long_row(name):
     check(a, descending=True)
 
 
+@pytest.mark.parametrize("name", ["float32", "float64", "int64", "int32", "float16", "uint8"])
+@pytest.mark.parametrize("n", [2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097, 12289])
+def test_lengths_around_radix_tiles(name, n):
+    # Above 2048 the onesweep radix sort; its tiles hold 4096 keys of up to 32 bits and
+    # 3072 of 64 bits.
+    a = values(name, (2, n))
+    if name in FLOATS:
+        a = with_specials(a)
+    check(a)
+    check(a, descending=True, stable=False)
+
+
+@pytest.mark.parametrize("name", ["float32", "int64", "float64", "uint32"])
+def test_very_long_row(name):
+    a = values(name, (1 << 22,))
+    if name in FLOATS:
+        a = with_specials(a)
+    check(a)
+    check(a, descending=True)
+
+
+def test_batches_of_long_rows():
+    check(with_specials(values("float32", (16, 70000))))
+    check(values("int32", (5, 100000), few=True), descending=True)
+    check(values("float64", (64, 4100)), stable=False)
+
+
+def test_radix_passes_skipped():
+    # Equal keys: every pass is skipped and the input order is the result (-0.0 and 0.0
+    # are equal keys with their own bits).
+    zeros = np.zeros((2, 50000), np.float32)
+    zeros[0, ::3] = -0.0
+    check(zeros)
+    check(np.full((3, 9000), -5, np.int64), descending=True)
+    nans = np.full((1, 30000), np.nan)
+    nans.view(np.uint64)[0, ::7] |= 5
+    check(nans)
+    # Few distinct bytes: passes over the constant ones are skipped, rows skip different
+    # passes, and every row still finds its keys.
+    a = rng.choice(np.array([0, 256, 65536, 1 << 40], np.int64), size=(3, 40000))
+    a[1] = rng.integers(0, 7, 40000)
+    a[2] = 1 << 50
+    check(a)
+    check(rng.integers(-3, 3, (4, 20000)).astype(np.int16), descending=True)
+
+
+def test_sorted_and_reversed_input():
+    ramp = np.arange(-60000, 60000, dtype=np.float32)
+    check(ramp)
+    check(ramp[::-1].copy())
+    check(np.arange(200000, dtype=np.int64).reshape(2, -1), descending=True)
+
+
+@pytest.mark.parametrize("setting", ["lsd4", "onesweep:8", "onesweep:20", "onesweep:12:0",
+                                     "onesweep:16:4"])
+def test_radix_settings(monkeypatch, setting):
+    # The 4-bit radix sort (kept for rows of 2^30 and more, and for comparisons) and
+    # other shapes of the onesweep pass (items per thread, launch bound) give the same
+    # results.
+    monkeypatch.setenv("XPURUNTIME_CUDA_SORT", setting)
+    check(with_specials(values("float32", (3, 20000))))
+    check(values("int64", (2, 30000)), descending=True)
+
+
 @pytest.mark.parametrize("name", ["float32", "int16"])
 def test_many_short_rows(name):
     check(values(name, (20000, 7)))
@@ -174,3 +241,26 @@ def test_searchsorted_bad_sorter():
         xrt.searchsorted(a, a, sorter=sorter)
     # the device stays usable
     np.testing.assert_array_equal(bits(xrt.searchsorted(a, a)), np.arange(10, dtype=np.uint64))
+
+
+def test_radix_sort_runs_on_the_current_stream():
+    """A sort enqueued on a side stream behind a long sleep there sees the data written
+    just before it on that stream, and returns without waiting for it."""
+    torch = pytest.importorskip("torch")
+    from cuda_helpers import busy, torch_stream
+
+    a = values("float32", (1 << 20,))
+    want = bits(xrt.sort(tensor(a)))
+    xrt.sort(tensor(a[:5000]).to_device("cuda:0"))  # compiled before the clock runs
+    x = tensor(np.zeros_like(a)).to_device("cuda:0")
+    stream = xrt.cuda.Stream()
+    source = torch.from_numpy(a).cuda()
+    torch.cuda.synchronize()
+    with stream:
+        busy(torch, stream)
+        with torch.cuda.stream(torch_stream(torch, stream)):
+            torch.from_dlpack(x.__dlpack__(stream=-1)).copy_(source)
+        got = xrt.sort(x)
+        assert not stream.query()  # still sleeping: the sort did not wait on the host
+        host = got.to_device("cpu")  # a copy on the stream, after the sort
+    np.testing.assert_array_equal(bits(host), want)

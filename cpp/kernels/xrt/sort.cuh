@@ -1,18 +1,17 @@
-// cpp/kernels/xrt/sort.cuh: sort and argsort of contiguous rows (the sort axis last), and
-// searchsorted. Every value maps to an unsigned key whose integer order is the sort order
-// (the CPU's cpu/sort_algorithms.h): signed integers flip the sign bit; floats map
-// sign-magnitude bits to a monotone order with -0.0 taking +0.0's key and every NaN the
-// largest key; descending order is the ascending order of the complemented key. Sorting
+// cpp/kernels/xrt/sort.cuh: sort and argsort of contiguous rows (the sort axis last) on
+// (key, index) pairs, and searchsorted. Keys are sort_keys.cuh's (the CPU's order); sorting
 // (key, index) stably and gathering the input by index gives the CPU's results bit for bit
 // (±0 and NaNs keep their own bits, in input order).
 //
 // - short rows: a block per row, a bitonic sort of (key, index) pairs in shared memory
 //   (the index breaks ties, so the order is stable);
-// - longer rows: an LSD radix sort, 4 bits per pass, over all rows at once: per tile digit
+// - the first LSD radix sort, 4 bits per pass, over all rows at once: per tile digit
 //   counts, an exclusive scan of them per row (digit-major, so offsets keep tile order), a
-//   stable scatter (ranks within a warp from __match_any_sync, warps in order).
+//   stable scatter (ranks within a warp from __match_any_sync, warps in order). Long rows
+//   now go through radix_sort.cuh; this one serves rows of 2^30 elements and more, and
+//   XPURUNTIME_CUDA_SORT=lsd4 (for comparisons).
 #pragma once
-#include "xrt/common.cuh"
+#include "xrt/sort_keys.cuh"
 
 namespace xrt {
 namespace sort {
@@ -23,68 +22,6 @@ constexpr int kBlock = 256;          // threads of the radix kernels
 constexpr int kChunks = 4;           // chunks of kBlock elements per radix tile
 constexpr int kTile = kBlock * kChunks;
 constexpr int kScanBlock = 1024;
-
-/// The key of T: K is uint32_t for dtypes of up to 32 bits, uint64_t otherwise; BITS are
-/// the bits a key can differ in.
-template <class T> struct Key {
-  typedef typename conditional<(sizeof(T) > 4), uint64_t, uint32_t>::type K;
-  static constexpr int BITS = 8 * sizeof(T);
-  typedef typename conditional<
-      sizeof(T) == 1, uint8_t,
-      typename conditional<sizeof(T) == 2, uint16_t,
-                           typename conditional<sizeof(T) == 4, uint32_t, uint64_t>::type>::type>::type U;
-  static constexpr bool kSigned = T(-1) < T(0);
-  __device__ static K of(T v) {
-    U u = U(v);
-    if (kSigned) u = U(u ^ U(U(1) << (BITS - 1)));
-    return K(u);
-  }
-};
-
-template <class U, U kInf> __device__ __forceinline__ U float_key(U u) {
-  constexpr int kTop = 8 * sizeof(U) - 1;
-  constexpr U kSign = U(U(1) << kTop);
-  constexpr U kMagnitude = U(~kSign);
-  u = u == kSign ? U(0) : u;
-  u = U(u & kMagnitude) > kInf ? kMagnitude : u;
-  return U(u ^ (U(U(0) - U(u >> kTop)) | kSign));
-}
-
-template <> struct Key<bool> {
-  typedef uint32_t K;
-  static constexpr int BITS = 8;
-  __device__ static K of(bool v) { return v ? 1u : 0u; }
-};
-template <> struct Key<float> {
-  typedef uint32_t K;
-  static constexpr int BITS = 32;
-  __device__ static K of(float v) { return float_key<uint32_t, 0x7f800000u>(__float_as_uint(v)); }
-};
-template <> struct Key<double> {
-  typedef uint64_t K;
-  static constexpr int BITS = 64;
-  __device__ static K of(double v) {
-    return float_key<uint64_t, 0x7ff0000000000000ull>(uint64_t(__double_as_longlong(v)));
-  }
-};
-template <> struct Key<float16> {
-  typedef uint32_t K;
-  static constexpr int BITS = 16;
-  __device__ static K of(float16 v) { return float_key<uint16_t, 0x7c00>(v.bits); }
-};
-template <> struct Key<bfloat16> {
-  typedef uint32_t K;
-  static constexpr int BITS = 16;
-  __device__ static K of(bfloat16 v) { return float_key<uint16_t, 0x7f80>(v.bits); }
-};
-
-/// The key of v, complemented (within BITS) for a descending sort.
-template <class T> __device__ __forceinline__ typename Key<T>::K key_of(T v, bool descending) {
-  typedef typename Key<T>::K K;
-  constexpr K kMask = Key<T>::BITS == 8 * sizeof(K) ? K(~K(0)) : K((K(1) << Key<T>::BITS) - 1);
-  K k = Key<T>::of(v);
-  return descending ? K(~k & kMask) : k;
-}
 
 /// Writes the result at position i of a row: the index (argsort) or the input element.
 template <class T, bool ARG>

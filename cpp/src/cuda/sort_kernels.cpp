@@ -1,12 +1,19 @@
 // cpp/src/cuda/sort_kernels.cpp: sort, argsort and searchsorted on CUDA. Device code:
-// cpp/kernels/xrt/sort.cuh (order-preserving keys as the CPU's, so results match it bit
-// for bit).
+// cpp/kernels/xrt/sort.cuh and radix_sort.cuh (order-preserving keys as the CPU's, so
+// results match it bit for bit).
 //
 // sort/argsort view the tensors with the sort axis last; a non-contiguous input is copied
 // contiguous first, and a result whose view is not contiguous is sorted into a buffer and
 // copied into place. Rows of up to kShortRow elements are sorted a block each (bitonic, in
-// shared memory); longer rows by an LSD radix sort of all rows at once, 4 bits per pass.
+// shared memory); longer rows by the onesweep LSD radix sort of radix_sort.cuh (8-bit
+// digits, all rows at once, passes that move nothing skipped on the device). Rows of 2^30
+// elements and more take the first radix sort (4-bit digits, sort.cuh), which
+// XPURUNTIME_CUDA_SORT=lsd4 also selects for comparisons; XPURUNTIME_CUDA_SORT=onesweep:N:B
+// sets the onesweep pass's items per thread and its launch bound of B blocks per
+// multiprocessor (benchmarks sweep them).
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cuda/codegen.h"
@@ -30,6 +37,10 @@ constexpr int kBlock = 256;           // kBlock of sort.cuh
 constexpr int64_t kTile = 1024;       // kTile of sort.cuh
 constexpr int kBuckets = 16;          // kBuckets of sort.cuh
 constexpr int kScanBlock = 1024;
+constexpr int kRadixThreads = 256;             // THREADS of the onesweep kernels
+constexpr int kRadixUnroll = 8;                // kUnroll of radix_sort.cuh
+constexpr int kRadixDigits = 256;              // kDigits of radix_sort.cuh
+constexpr int64_t kOnesweepRow = int64_t(1) << 30;  // descriptors count in 30 bits
 
 
 /// The kernels of one (dtype, sort or argsort) around the radix passes, in one source.
@@ -75,9 +86,205 @@ std::string search_source(DType dtype) {
          ">(a, a_step, n, sorter, sorter_step, needles, needle_step, m, out, right != 0, error);\n}\n";
 }
 
+/// The shape of the onesweep pass: items per thread (0 selects the 4-bit radix sort) and
+/// the blocks per multiprocessor its registers are held to (0: no bound).
+struct Onesweep {
+  int items = 0, min_blocks = 0;
+};
+
+/// The onesweep radix kernels of one (dtype, sort or argsort, pass shape).
+std::string onesweep_source(DType dtype, bool arg, const Onesweep& shape) {
+  const std::string t = device_type(dtype);
+  const std::string a = arg ? "true" : "false";
+  const std::string specials = !arg && is_floating(dtype) ? "true" : "false";
+  const std::string threads = std::to_string(kRadixThreads);
+  std::string s =
+      "#include \"xrt/radix_sort.cuh\"\n"
+      "namespace xrt_radix_types { typedef " + t + " T; typedef xrt::sort::Key<T>::S S; }\n"
+      "using xrt_radix_types::T;\nusing xrt_radix_types::S;\nusing xrt::index_t;\n"
+      "using xrt::uint32_t;\n"
+      "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_upsweep("
+      "const T* in, uint32_t* hist, uint32_t* row_specials, uint32_t* chunk_specials, "
+      "index_t n, index_t chunk, index_t chunks, int descending) {\n"
+      "  xrt::radix::upsweep<T, " + threads + ", " + specials + ">(in, hist, row_specials, "
+      "chunk_specials, n, chunk, chunks, descending != 0);\n}\n"
+      "extern \"C\" __global__ void __launch_bounds__(256) xrt_radix_plan(uint32_t* hist, "
+      "uint32_t* masks, index_t n) {\n  xrt::radix::plan<sizeof(S)>(hist, masks, n);\n}\n"
+      "extern \"C\" __global__ void __launch_bounds__(" + threads +
+      (shape.min_blocks > 0 ? ", " + std::to_string(shape.min_blocks) : std::string()) +
+      ") xrt_radix_pass("
+      "const T* in, void* out, S* keys0, S* keys1, uint32_t* index0, uint32_t* index1, "
+      "const uint32_t* bins, const uint32_t* masks, uint32_t* desc, uint32_t* counter, "
+      "index_t n, index_t tiles, int pass, int descending) {\n"
+      "  xrt::radix::pass<T, " + a + ", " + threads + ", " + std::to_string(shape.items) +
+      ">(in, out, keys0, keys1, index0, index1, bins, masks, desc, counter, n, tiles, pass, "
+      "descending != 0);\n}\n";
+  if (!arg && is_floating(dtype))
+    s += "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_fixup("
+         "const T* in, T* out, const uint32_t* row_specials, const uint32_t* chunk_specials, "
+         "index_t n, index_t chunk, index_t chunks, int descending) {\n"
+         "  xrt::radix::fixup<T, " + threads + ">(in, out, row_specials, chunk_specials, n, "
+         "chunk, chunks, descending != 0);\n}\n";
+  return s;
+}
+
 int64_t key_bytes(DType d) { return itemsize(d) > 4 ? 8 : 4; }
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+int64_t ceil_div(int64_t v, int64_t by) { return (v + by - 1) / by; }
+
+/// The pass shape for keys of dtype. XPURUNTIME_CUDA_SORT (read per call so that a
+/// benchmark can switch) may say "lsd4", or "onesweep:ITEMS[:MIN_BLOCKS]".
+// Note: the pass needs 64 to 80 registers, so 3 or 4 blocks share a multiprocessor with
+// no launch bound. On an H200, 16 items per thread (4-byte keys) and 12 (8-byte keys) were
+// the fastest of 8, 12, 16 and 20 at 2^20 to 2^26 keys (bench_cuda_sort.py sweeps them).
+Onesweep onesweep_shape(DType dtype, bool arg) {
+  const int64_t key_size = itemsize(dtype);
+  Onesweep shape{key_size > 4 ? 12 : 16, 0};
+  if (const char* env = std::getenv("XPURUNTIME_CUDA_SORT"); env && *env) {
+    if (std::strcmp(env, "lsd4") == 0) return {};
+    if (std::strncmp(env, "onesweep:", 9) == 0) {
+      // A tile of keys (or indices, exchanged after them) shares 48 KB of static shared
+      // memory with 10.1 KB of counts; more than 24 items would spill registers.
+      const int64_t slot = std::max<int64_t>(key_size, arg ? 4 : 0);
+      const int64_t most = std::min<int64_t>(24, (48 * 1024 - 10752) / (kRadixThreads * slot));
+      char* rest = nullptr;
+      long items = std::strtol(env + 9, &rest, 10);
+      if (items >= 1 && items <= most) shape.items = static_cast<int>(items);
+      if (rest && *rest == ':')
+        shape.min_blocks = static_cast<int>(std::clamp(std::strtol(rest + 1, nullptr, 10), 0L, 8L));
+    }
+  }
+  return shape;
+}
+
+/// What the sort of contiguous rows needs to know.
+struct SortJob {
+  DType dtype;
+  bool arg, descending;
+  const char* in;
+  char* out;
+  int64_t rows, n;
+  Device device;
+  CUstream stream;
+};
+
+/// The 4-bit LSD radix sort of (key, index) pairs (radix_sort_pairs), then a gather.
+template <class Fn> void lsd4_sort(const SortJob& job, Fn&& fn) {
+  const int64_t rows = job.rows, n = job.n, total = rows * n;
+  const int64_t kb = key_bytes(job.dtype);
+  int64_t keys_bytes = round_up(total * kb, 256), index_bytes = round_up(total * 4, 256);
+  Tensor work = device_scratch(2 * (keys_bytes + index_bytes), job.device);
+  char* w = work.data();
+  char* keys[2] = {w, w + keys_bytes};
+  char* index[2] = {w + 2 * keys_bytes, w + 2 * keys_bytes + index_bytes};
+  const char* in_ptr = job.in;
+  char* out_ptr = job.out;
+  int descending = job.descending ? 1 : 0;
+  int64_t rows_arg = rows, n_arg = n;
+  unsigned stream_blocks = grid_blocks(total, kBlock, 1u << 16);
+  {
+    void* params[] = {&in_ptr, &keys[0], &index[0], &rows_arg, &n_arg, &descending};
+    launch(fn("xrt_sort_encode"), {stream_blocks}, {kBlock}, 0, job.stream, params);
+  }
+  int from = radix_sort_pairs(job.device.index, {{keys[0], keys[1]}, {index[0], index[1]}},
+                              rows, n, kb == 8, 8 * static_cast<int>(itemsize(job.dtype)));
+  void* gp[] = {&in_ptr, &out_ptr, &index[from], &rows_arg, &n_arg};
+  launch(fn("xrt_sort_gather"), {stream_blocks}, {kBlock}, 0, job.stream, gp);
+}
+
+/// Carves one scratch allocation into 256-byte aligned pieces.
+class Carver {
+ public:
+  explicit Carver(char* base) : at_(base) {}
+  template <class P = char> P* take(int64_t bytes) {
+    char* p = at_;
+    at_ += round_up(bytes, 256);
+    return reinterpret_cast<P*>(p);
+  }
+  char* at() const { return at_; }
+
+ private:
+  char* at_;
+};
+
+// Note [Onesweep launches]: one scratch allocation holds, first, what must start at zero
+// (digit counts, the float sort's row counts, the tile counters and the look-back
+// descriptors of every pass: one memset), then the masks, the chunk counts and the
+// ping-pong buffers of keys (and indices for argsort). Everything is enqueued on the
+// current stream; which passes run and where keys are is decided on the device, so the
+// host never waits. Upsweep chunks are sized to give about 8 blocks per multiprocessor.
+void onesweep_sort(const SortJob& job, const Onesweep& shape) {
+  const DType dtype = job.dtype;
+  const int device = job.device.index;
+  const int64_t rows = job.rows, n = job.n, total = rows * n;
+  const int passes = static_cast<int>(itemsize(dtype));
+  const bool specials = !job.arg && is_floating(dtype);
+  const int64_t tile = int64_t(kRadixThreads) * shape.items;
+  int64_t tiles = ceil_div(n, tile);
+  const int64_t step = int64_t(kRadixThreads) * kRadixUnroll;
+  int64_t chunk = round_up(std::max(step, ceil_div(total, int64_t(sm_count(device)) * 8)), step);
+  int64_t chunks = ceil_div(n, chunk);
+  if (rows * std::max(tiles, chunks) > (int64_t(1) << 31) - 1)
+    throw UnsupportedOperationError("sort on CUDA: too many tiles for one launch");
+  const int64_t descriptors = int64_t(passes) * rows * tiles * kRadixDigits;
+  const int64_t zeroed = round_up(rows * passes * kRadixDigits * 4, 256) +
+                         round_up(specials ? rows * 16 : 0, 256) + round_up(passes * 4, 256) +
+                         descriptors * 4;
+  const int64_t key_buffer = round_up(total * passes, 256);
+  const int64_t index_buffer = job.arg ? round_up(total * 4, 256) : 0;
+  const int64_t bytes = zeroed + round_up(rows * 4, 256) +
+                        round_up(specials ? rows * chunks * 8 : 0, 256) +
+                        2 * (key_buffer + index_buffer);
+  Tensor work = device_scratch(bytes, job.device);
+  Carver carve(work.data());
+  uint32_t* hist = carve.take<uint32_t>(rows * passes * kRadixDigits * 4);
+  uint32_t* row_specials = carve.take<uint32_t>(specials ? rows * 16 : 0);
+  uint32_t* counters = carve.take<uint32_t>(passes * 4);
+  uint32_t* desc = carve.take<uint32_t>(descriptors * 4);
+  XRT_CU(cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(work.data()), 0u,
+         static_cast<size_t>(zeroed / 4), job.stream);
+  uint32_t* masks = carve.take<uint32_t>(rows * 4);
+  uint32_t* chunk_specials = carve.take<uint32_t>(specials ? rows * chunks * 8 : 0);
+  char* keys[2] = {carve.take(key_buffer), carve.take(key_buffer)};
+  uint32_t* index[2] = {carve.take<uint32_t>(index_buffer), carve.take<uint32_t>(index_buffer)};
+
+  std::string key = "radix/" + std::string(dtype_info(dtype).name) + (job.arg ? "/a/" : "/s/") +
+                    std::to_string(shape.items) + "/" + std::to_string(shape.min_blocks);
+  auto fn = [&](const char* name) {
+    return jit_function(
+        device, key, [&] { return KernelSource{onesweep_source(dtype, job.arg, shape)}; }, name);
+  };
+  const char* in = job.in;
+  char* out = job.out;
+  int descending = job.descending ? 1 : 0;
+  int64_t n_arg = n;
+  const CUstream stream = job.stream;
+  const unsigned chunk_blocks = static_cast<unsigned>(rows * chunks);
+  {
+    void* params[] = {&in, &hist, &row_specials, &chunk_specials, &n_arg, &chunk, &chunks,
+                      &descending};
+    launch(fn("xrt_radix_upsweep"), {chunk_blocks}, {kRadixThreads}, 0, stream, params);
+  }
+  {
+    void* params[] = {&hist, &masks, &n_arg};
+    launch(fn("xrt_radix_plan"), {static_cast<unsigned>(rows)}, {kRadixDigits}, 0, stream,
+           params);
+  }
+  CUfunction pass_fn = fn("xrt_radix_pass");
+  for (int pass = 0; pass < passes; ++pass) {
+    uint32_t* pass_desc = desc + int64_t(pass) * rows * tiles * kRadixDigits;
+    uint32_t* counter = counters + pass;
+    void* params[] = {&in, &out, &keys[0], &keys[1], &index[0], &index[1], &hist, &masks,
+                      &pass_desc, &counter, &n_arg, &tiles, &pass, &descending};
+    launch(pass_fn, {static_cast<unsigned>(rows * tiles)}, {kRadixThreads}, 0, stream, params);
+  }
+  if (specials) {
+    void* params[] = {&in, &out, &row_specials, &chunk_specials, &n_arg, &chunk, &chunks,
+                      &descending};
+    launch(fn("xrt_radix_fixup"), {chunk_blocks}, {kRadixThreads}, 0, stream, params);
+  }
+}
 
 template <bool Arg> void sort_kernel(const KernelCall& call) {
   const auto& attrs = static_cast<const SortingAttrs&>(*call.attrs);
@@ -102,46 +309,30 @@ template <bool Arg> void sort_kernel(const KernelCall& call) {
 
   int device = out.device().index;
   activate(device);
-  CUstream stream = current_stream(device);
+  SortJob job{dtype, Arg, attrs.descending, xc.data(), oc.data(), rows, n, out.device(),
+              current_stream(device)};
   std::string key = std::string("sort/") + std::string(dtype_info(dtype).name) + (Arg ? "/a" : "/s");
   auto fn = [&](const char* name) {
     return jit_function(device, key, [&] { return KernelSource{sort_source(dtype, Arg)}; },
                         name);
   };
-  const char* in_ptr = xc.data();
-  char* out_ptr = oc.data();
-  int descending = attrs.descending ? 1 : 0;
-  int64_t kb = key_bytes(dtype);
   if (n <= kShortRow) {
     int p = 1;
     while (p < n) p <<= 1;
     unsigned threads = static_cast<unsigned>(std::clamp<int64_t>(p / 2, 32, 1024));
     unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, int64_t(1) << 30));
-    void* params[] = {&in_ptr, &out_ptr, const_cast<int64_t*>(&rows), const_cast<int64_t*>(&n),
-                      &p, &descending};
-    launch(fn("xrt_sort_bitonic"), {blocks}, {threads}, size_t(p) * size_t(kb + 4), stream,
+    int64_t kb = key_bytes(dtype);
+    int descending = job.descending ? 1 : 0;
+    const char* in_ptr = job.in;
+    char* out_ptr = job.out;
+    int64_t rows_arg = rows, n_arg = n;
+    void* params[] = {&in_ptr, &out_ptr, &rows_arg, &n_arg, &p, &descending};
+    launch(fn("xrt_sort_bitonic"), {blocks}, {threads}, size_t(p) * size_t(kb + 4), job.stream,
            params);
+  } else if (Onesweep shape = onesweep_shape(dtype, Arg); shape.items > 0 && n < kOnesweepRow) {
+    onesweep_sort(job, shape);
   } else {
-    int64_t total = rows * n;
-    int64_t tiles = (n + kTile - 1) / kTile;
-    if (rows * tiles > (int64_t(1) << 31) - 1)
-      throw UnsupportedOperationError("sort on CUDA: too many tiles for one launch");
-    int64_t keys_bytes = round_up(total * kb, 256), index_bytes = round_up(total * 4, 256);
-    Tensor work = device_scratch(2 * (keys_bytes + index_bytes), out.device());
-    char* w = work.data();
-    char* keys[2] = {w, w + keys_bytes};
-    char* index[2] = {w + 2 * keys_bytes, w + 2 * keys_bytes + index_bytes};
-    unsigned stream_blocks = grid_blocks(total, kBlock, 1u << 16);
-    {
-      void* params[] = {&in_ptr, &keys[0], &index[0], const_cast<int64_t*>(&rows),
-                        const_cast<int64_t*>(&n), &descending};
-      launch(fn("xrt_sort_encode"), {stream_blocks}, {kBlock}, 0, stream, params);
-    }
-    int from = radix_sort_pairs(device, {{keys[0], keys[1]}, {index[0], index[1]}}, rows, n,
-                                kb == 8, 8 * static_cast<int>(itemsize(dtype)));
-    void* gp[] = {&in_ptr, &out_ptr, &index[from], const_cast<int64_t*>(&rows),
-                  const_cast<int64_t*>(&n)};
-    launch(fn("xrt_sort_gather"), {stream_blocks}, {kBlock}, 0, stream, gp);
+    lsd4_sort(job, fn);
   }
   if (!direct) copy_into(ov, oc);
 }
@@ -187,13 +378,15 @@ void searchsorted_kernel(const KernelCall& call) {
                      std::to_string(n));
 }
 
-/// For the compile check: sort of every real dtype, argsort of a few, searchsorted of a few.
+/// For the compile check: sort of every real dtype, argsort of a few, searchsorted of a few,
+/// the onesweep kernels of a few.
 std::vector<KernelSample> sort_samples() {
   std::vector<KernelSample> samples;
   for (int d = 0; d < kNumDTypes; ++d) {
     DType dtype = DType(d);
     if (!sortable(dtype)) continue;
-    samples.push_back({std::string("sort/") + std::string(dtype_info(dtype).name), {sort_source(dtype, false)}});
+    samples.push_back({std::string("sort/") + std::string(dtype_info(dtype).name),
+                       {sort_source(dtype, false)}});
   }
   for (DType dtype : {DType::Float32, DType::Int64, DType::Int8, DType::BFloat16})
     samples.push_back({std::string("argsort/") + std::string(dtype_info(dtype).name),
@@ -203,6 +396,14 @@ std::vector<KernelSample> sort_samples() {
   for (DType dtype : {DType::Float64, DType::Float16, DType::Int8, DType::UInt64})
     samples.push_back({std::string("searchsorted/") + std::string(dtype_info(dtype).name),
                        {search_source(dtype)}});
+  // The onesweep radix sort: every key width, float sorts (with the fix-up) and argsorts.
+  for (DType dtype : {DType::Float32, DType::Float64, DType::Int32, DType::Int64,
+                      DType::BFloat16, DType::UInt8})
+    samples.push_back({std::string("radix/") + std::string(dtype_info(dtype).name),
+                       {onesweep_source(dtype, false, onesweep_shape(dtype, false))}});
+  for (DType dtype : {DType::Float32, DType::Float64, DType::Int16, DType::Int8})
+    samples.push_back({std::string("radix_arg/") + std::string(dtype_info(dtype).name),
+                       {onesweep_source(dtype, true, onesweep_shape(dtype, true))}});
   return samples;
 }
 
@@ -246,11 +447,13 @@ int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n,
 
 void register_sort_kernels(KernelRegistry& registry) {
   registry.add(kernel("sort", sort_kernel<false>,
-                      "(key, index) pairs: bitonic in shared memory for short rows, LSD radix "
-                      "(4-bit digits, all rows at once) for long ones; input gathered by index"));
+                      "bitonic (key, index) sort in shared memory for short rows; onesweep LSD "
+                      "radix sort of keys (8-bit digits, all rows at once) for long ones, zeros "
+                      "and NaNs restored from the input"));
   registry.add(kernel("argsort", sort_kernel<true>,
-                      "(key, index) pairs: bitonic in shared memory for short rows, LSD radix "
-                      "(4-bit digits, all rows at once) for long ones"));
+                      "bitonic (key, index) sort in shared memory for short rows; onesweep LSD "
+                      "radix sort of (key, index) pairs (8-bit digits, all rows at once) for "
+                      "long ones"));
   registry.add(kernel("searchsorted", searchsorted_kernel,
                       "a thread per needle, binary search over sort keys"));
   register_kernel_samples("sort", sort_samples);

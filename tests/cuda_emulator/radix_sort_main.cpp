@@ -1,0 +1,94 @@
+// tests/cuda_emulator/radix_sort_main.cpp: the onesweep radix sort of
+// cpp/kernels/xrt/radix_sort.cuh run by the host emulator, launched in the order
+// cuda/sort_kernels.cpp launches it (Note [Onesweep launches]), on small blocks and tiles
+// (EMU_THREADS, EMU_IPT) so that small rows span many tiles and upsweep chunks.
+//
+//   radix_sort_main DTYPE ARG DESCENDING ROWS N CHUNK < rows.bin > result.bin
+//
+// reads ROWS * N elements, writes the sorted values (ARG 0) or int64 indices (ARG 1).
+#include "emulator.h"
+#include "xrt/radix_sort.cuh"
+
+#ifndef EMU_THREADS
+#define EMU_THREADS 64
+#endif
+#ifndef EMU_IPT
+#define EMU_IPT 3
+#endif
+
+namespace {
+
+constexpr int kThreads = EMU_THREADS;
+constexpr int kItems = EMU_IPT;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+template <class T, bool ARG> int run(int64_t rows, int64_t n, int64_t chunk, bool descending) {
+  typedef typename xrt::sort::Key<T>::S S;
+  constexpr int P = sizeof(S);
+  constexpr bool kSpecials = !ARG && xrt::sort::Key<T>::kFloat;
+  const int64_t total = rows * n, tiles = ceil_div(n, int64_t(kThreads) * kItems);
+  if (chunk % (int64_t(kThreads) * xrt::radix::kUnroll) != 0) return 2;
+  const int64_t chunks = ceil_div(n, chunk);
+  std::vector<T> in(total);
+  if (std::fread(in.data(), sizeof(T), total, stdin) != size_t(total)) return 3;
+  std::vector<uint32_t> hist(rows * P * 256), row_specials(rows * 4),
+      chunk_specials(rows * chunks * 2, 0xdeadbeefu), counters(P),
+      desc(P * rows * tiles * 256), masks(rows, 0xdeadbeefu);
+  std::vector<S> keys0(total, S(0x5a)), keys1(total, S(0xa5));
+  std::vector<uint32_t> index0(total, 7u), index1(total, 9u);
+  // Garbage where nothing was written shows up in the comparison.
+  std::vector<unsigned char> out(total * (ARG ? 8 : sizeof(T)), 0xab);
+  T* values = reinterpret_cast<T*>(out.data());
+  const dim3 chunk_grid{unsigned(rows * chunks)}, block{kThreads};
+  unsigned seed = 1;
+  emu::launch(chunk_grid, block, [&] {
+    xrt::radix::upsweep<T, kThreads, kSpecials>(in.data(), hist.data(), row_specials.data(),
+                                                chunk_specials.data(), n, chunk, chunks,
+                                                descending);
+  }, 3, seed++);
+  emu::launch({unsigned(rows)}, {256}, [&] { xrt::radix::plan<P>(hist.data(), masks.data(), n); },
+              3, seed++);
+  for (int pass = 0; pass < P; ++pass) {
+    emu::launch({unsigned(rows * tiles)}, block, [&] {
+      xrt::radix::pass<T, ARG, kThreads, kItems>(
+          in.data(), out.data(), keys0.data(), keys1.data(), index0.data(), index1.data(),
+          hist.data(), masks.data(), desc.data() + pass * rows * tiles * 256, &counters[pass], n,
+          tiles, pass, descending);
+    }, 3, seed++);
+  }
+  if constexpr (kSpecials) {
+    emu::launch(chunk_grid, block, [&] {
+      xrt::radix::fixup<T, kThreads>(in.data(), values, row_specials.data(),
+                                     chunk_specials.data(), n, chunk, chunks, descending);
+    }, 3, seed++);
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+template <class T> int run(bool arg, int64_t rows, int64_t n, int64_t chunk, bool descending) {
+  return arg ? run<T, true>(rows, n, chunk, descending) : run<T, false>(rows, n, chunk, descending);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 7) return 1;
+  std::string dtype = argv[1];
+  bool arg = std::atoi(argv[2]) != 0, descending = std::atoi(argv[3]) != 0;
+  int64_t rows = std::atoll(argv[4]), n = std::atoll(argv[5]), chunk = std::atoll(argv[6]);
+  if (dtype == "int8") return run<xrt::int8_t>(arg, rows, n, chunk, descending);
+  if (dtype == "int16") return run<xrt::int16_t>(arg, rows, n, chunk, descending);
+  if (dtype == "int32") return run<xrt::int32_t>(arg, rows, n, chunk, descending);
+  if (dtype == "int64") return run<xrt::int64_t>(arg, rows, n, chunk, descending);
+  if (dtype == "uint8") return run<xrt::uint8_t>(arg, rows, n, chunk, descending);
+  if (dtype == "uint16") return run<xrt::uint16_t>(arg, rows, n, chunk, descending);
+  if (dtype == "uint32") return run<xrt::uint32_t>(arg, rows, n, chunk, descending);
+  if (dtype == "uint64") return run<xrt::uint64_t>(arg, rows, n, chunk, descending);
+  if (dtype == "float16") return run<xrt::float16>(arg, rows, n, chunk, descending);
+  if (dtype == "bfloat16") return run<xrt::bfloat16>(arg, rows, n, chunk, descending);
+  if (dtype == "float32") return run<float>(arg, rows, n, chunk, descending);
+  if (dtype == "float64") return run<double>(arg, rows, n, chunk, descending);
+  return 1;
+}

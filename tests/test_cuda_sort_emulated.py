@@ -1,0 +1,97 @@
+"""tests/test_cuda_sort_emulated.py: the CUDA onesweep radix sort (radix_sort.cuh) without
+a GPU: its kernels run on the host through the emulator of tests/cuda_emulator, with small
+tiles (64 threads x 3 keys, several digits per thread; and 256 threads x 5 keys, a digit
+per thread as on the GPU) and upsweep chunks of 8 keys per thread, so that short rows
+cross many tiles and chunks, and must give the CPU's sort and argsort bit for bit: every key width,
+descending, ±0 and NaN payloads (the fix-up), all-equal rows (every pass skipped), few
+distinct digits (some passes skipped), sorted and reversed input, several rows at once.
+The GPU runs the same kernels with larger blocks (test_cuda_sorting.py)."""
+
+import numpy as np
+import pytest
+
+import xpuruntime as xrt
+from common import numpy_dtype, tensor
+import cuda_host_sort
+
+rng = np.random.default_rng(11)
+
+
+@pytest.fixture(scope="module", params=[(64, 3), (256, 5)], ids=["64x3", "256x5"])
+def emulated(request):
+    if cuda_host_sort.compiler() is None:
+        pytest.skip("no C++ compiler to build the emulator")
+    threads, items = request.param
+    return cuda_host_sort.EmulatedRadixSort(threads=threads, items=items)
+
+
+def random_values(name, shape):
+    dtype = numpy_dtype(name)
+    if name.startswith(("int", "uint")):
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
+    return (rng.standard_normal(shape) * 100).astype(dtype)
+
+
+def with_specials(a):
+    flat = a.reshape(-1)
+    width = {2: np.uint16, 4: np.uint32, 8: np.uint64}[flat.itemsize]
+    for i, v in enumerate([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf] * 8):
+        flat[rng.integers(0, flat.size)] = v
+    q = rng.integers(0, flat.size)
+    flat[q] = np.nan
+    flat.view(width)[q] |= 1  # a NaN with another payload
+    return a
+
+
+def check(emulated, a, descending=False):
+    for arg, fn in ((False, xrt.sort), (True, xrt.argsort)):
+        want = np.asarray(fn(tensor(a), axis=-1, descending=descending))
+        got = emulated(a, arg=arg, descending=descending)
+        np.testing.assert_array_equal(got.view(np.uint8), np.ascontiguousarray(want).view(np.uint8),
+                                      err_msg=f"{fn.__name__} {a.dtype} {a.shape} "
+                                              f"descending={descending}")
+
+
+@pytest.mark.parametrize("name", ["int8", "uint8", "int16", "uint16", "float16", "bfloat16",
+                                  "int32", "uint32", "float32", "int64", "uint64", "float64"])
+def test_every_key_width(emulated, name):
+    a = random_values(name, (2, 500))
+    if name.startswith(("float", "bfloat")):
+        a = with_specials(a)
+    check(emulated, a)
+    check(emulated, a, descending=True)
+
+
+@pytest.mark.parametrize("n", [1, 191, 192, 193, 1279, 1280, 1281, 5000])
+def test_lengths_around_tiles_and_chunks(emulated, n):
+    # 192 and 1280 are the two configurations' tiles; chunks are 512 or 2048 keys.
+    check(emulated, with_specials(random_values("float32", (3, n))))
+
+
+def test_equal_keys_skip_every_pass(emulated):
+    zeros = np.zeros((2, 700), np.float32)
+    zeros[0, ::3] = -0.0  # equal keys, different bits: the input order is kept
+    check(emulated, zeros)
+    check(emulated, np.full((2, 700), 7, np.int64), descending=True)
+    nans = np.full((1, 400), np.nan, np.float64)
+    nans.view(np.uint64)[0, ::5] |= 3
+    check(emulated, nans, descending=True)
+
+
+def test_few_distinct_digits(emulated):
+    # Only some bytes differ: the passes of the others are skipped, the rest must still
+    # find their keys in the right buffer; rows differ in which passes they skip.
+    a = rng.choice(np.array([0, 256, 65536, 1 << 40], np.int64), size=(3, 900))
+    a[2] = rng.integers(0, 5, 900)
+    check(emulated, a)
+    check(emulated, rng.integers(0, 3, (2, 800)).astype(np.int32), descending=True)
+    check(emulated, rng.integers(-2, 2, (2, 800)).astype(np.int16))
+
+
+def test_sorted_and_reversed(emulated):
+    ramp = np.arange(-500, 500, dtype=np.float32).reshape(2, 500)
+    check(emulated, ramp)
+    check(emulated, ramp[:, ::-1].copy())
+    check(emulated, ramp, descending=True)
+    check(emulated, np.arange(3000, dtype=np.uint32)[None, ::-1].copy())
