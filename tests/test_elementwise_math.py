@@ -296,3 +296,16 @@ def test_nextafter_steps_by_one_ulp_of_the_dtype(dtype):
         got = xrt.nextafter(x1, x2)
         assert got.dtype == getattr(xrt, dtype)
         assert float(np.asarray(xrt.astype(got, xrt.float64))[0]) == expected
+
+
+def test_complex_quotient_keeps_a_zero_term_zero_when_the_other_overflows():
+    """Note [Complex quotient]: 1 / (2.2e-311j) is 0 - inf j (libgcc's formula gives a NaN
+    real part: 0 * inf); a huge divisor keeps its subnormal quotient."""
+    x = np.array([2.2e-311j, 5e-324j, 1e308 + 1e308j, 3 + 4j], dtype=np.complex128)
+    r = np.asarray(xrt.reciprocal(tensor(x)))
+    assert r[0].real == 0 and r[0].imag == -np.inf
+    assert r[1].real == 0 and r[1].imag == -np.inf
+    np.testing.assert_allclose(r[2], 0.5e-308 - 0.5e-308j, rtol=1e-15)
+    np.testing.assert_allclose(r[3], 0.12 - 0.16j, rtol=1e-15)
+    q = np.asarray(xrt.divide(tensor(np.array([2 + 0j])), tensor(x[:1])))
+    assert q[0].real == 0 and q[0].imag == -np.inf

@@ -101,8 +101,15 @@ XRT_FN Complex<float> operator/(Complex<float> x, Complex<float> y) {
   return recover_quotient(x.re, x.im, y.re, y.im, re, im);
 }
 
+/// q * (v / p), which stays a (signed) zero for a zero q when v / p overflows.
+XRT_FN double times_quotient(double q, double v, double p) {
+  if (q == 0 && !isnan(v)) return q * copysign(1.0, v) * copysign(1.0, p);
+  return q * (v / p);
+}
+
 /// complex128 quotient: Smith's method with scaling (McGehearty's, as libgcc has it) so that
-/// huge or subnormal operands do not overflow or lose their digits.
+/// huge or subnormal operands do not overflow or lose their digits; a zero term stays zero
+/// where libgcc makes it 0 * inf = NaN (Note [Complex quotient] in cpu/scalar_math.h).
 XRT_CALLED_FN Complex<double> operator/(Complex<double> x, Complex<double> y) {
   const double big = limits<double>::max() / 2, min = limits<double>::min();
   const double eps = limits<double>::epsilon(), up = 1 / eps, max2 = big * eps;
@@ -123,16 +130,16 @@ XRT_CALLED_FN Complex<double> operator/(Complex<double> x, Complex<double> y) {
       re = (b * ratio + a) / denominator;
       im = (b - a * ratio) / denominator;
     } else {
-      re = (a + q * (b / p)) / denominator;
-      im = (b - q * (a / p)) / denominator;
+      re = (a + times_quotient(q, b, p)) / denominator;
+      im = (b - times_quotient(q, a, p)) / denominator;
     }
   } else {
     if (fabs(ratio) > min) {
       re = (a * ratio + b) / denominator;
       im = (b * ratio - a) / denominator;
     } else {
-      re = (q * (a / p) + b) / denominator;
-      im = (q * (b / p) - a) / denominator;
+      re = (times_quotient(q, a, p) + b) / denominator;
+      im = (times_quotient(q, b, p) - a) / denominator;
     }
   }
   return recover_quotient(x.re, x.im, y.re, y.im, re, im);
