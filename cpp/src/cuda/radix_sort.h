@@ -13,9 +13,12 @@ struct RadixBuffers {
 };
 
 /// Sorts each of `rows` rows of n pairs, starting in keys[0] / index[0], stably by the low
-/// `bits` bits of their keys (4-bit digits, all rows at once), on device's current stream
-/// (its context current). Returns which buffer, 0 or 1, holds the sorted pairs. n < 2^32;
-/// UnsupportedOperationError when rows * tiles does not fit one launch.
+/// `bits` bits of their keys (bits above them, up to the next multiple of 8, must be zero),
+/// on device's current stream (its context current): the onesweep radix sort (8-bit
+/// digits, all rows at once, passes in which a row's digit is constant skipped), or for
+/// rows of 2^30 and more the 4-bit one. Both buffers may be overwritten; returns which,
+/// 0 or 1, holds the sorted pairs. The payload (index) is any uint32, carried along.
+/// n < 2^32; UnsupportedOperationError when rows * tiles does not fit one launch.
 int radix_sort_pairs(int device, const RadixBuffers& buffers, int64_t rows, int64_t n,
                      bool wide, int bits);
 
