@@ -59,6 +59,23 @@ class EmulatedRadixSort:
                                f"{result.stderr.decode()[-2000:]}")
         return np.frombuffer(result.stdout, np.int64 if arg else a.dtype).reshape(a.shape)
 
+    def encoded(self, a, positions, chunk=None):
+        """radix_sort_encoded of a 2-D int32 or float64 array: the sorted keys (uint32 or
+        uint64) and the positions they came from (None)."""
+        rows, n = a.shape
+        chunk = chunk or self.threads * 8
+        result = subprocess.run(
+            [str(self.exe), "encoded", str(a.dtype), str(int(positions)), str(rows), str(n),
+             str(chunk)], input=np.ascontiguousarray(a).tobytes(), capture_output=True,
+            timeout=300)
+        if result.returncode != 0:
+            raise RuntimeError(f"emulated encoded sort failed ({result.returncode}): "
+                               f"{result.stderr.decode()[-2000:]}")
+        out = np.frombuffer(result.stdout, np.uint8)
+        key_type = np.uint64 if a.itemsize == 8 else np.uint32
+        keys = out[:a.nbytes].view(key_type).reshape(a.shape)
+        return keys, out[a.nbytes:].view(np.uint32).reshape(a.shape) if positions else None
+
     def pairs(self, keys, payload, bits, chunk=None):
         """radix_sort_pairs of 2-D uint32 or uint64 keys with a uint32 payload (or None):
         the sorted keys and payload (None)."""

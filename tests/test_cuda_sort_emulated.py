@@ -7,7 +7,8 @@ descending, ±0 and NaN payloads (the fix-up), all-equal rows (every pass skippe
 distinct digits (some passes skipped), sorted and reversed input, several rows at once.
 The pre-encoded pairs of radix_sort_pairs (unique and isin sort them) must give NumPy's
 stable order of the keys' low bits, carrying any payload (not only positions), with the
-caller's buffers reused between passes: every pass count, keys alone, skipped passes.
+caller's buffers reused between passes: every pass count, keys alone, skipped passes; and
+the keys of values sorted without a pass of encoding (radix_sort_encoded).
 The GPU runs the same kernels with larger blocks (test_cuda_sorting.py, test_cuda_sets.py)."""
 
 import numpy as np
@@ -136,3 +137,31 @@ def test_encoded_pairs_skipped_passes(emulated, payload):
     check_pairs(emulated, np.full((1, 700), 3, np.uint64), 4, payload)
     wide = (rng.integers(0, 4, size=(2, 1300)).astype(np.uint64) << 40) | 9
     check_pairs(emulated, wide, 64, payload)
+
+
+def sort_keys_of(a):
+    """sort_keys.cuh's ascending keys of int32 or float64 values, in NumPy."""
+    if a.dtype == np.int32:
+        return a.view(np.uint32) ^ np.uint32(1 << 31)
+    bits = a.view(np.uint64).copy()
+    sign = np.uint64(1 << 63)
+    bits[bits == sign] = 0  # -0.0 takes +0.0's key
+    bits[np.isnan(a)] = ~sign  # every NaN the largest key
+    negative = (bits >> np.uint64(63)) != 0
+    return np.where(negative, ~bits, bits | sign)
+
+
+@pytest.mark.parametrize("positions", [True, False], ids=["positions", "keys"])
+@pytest.mark.parametrize("name", ["int32", "float64"])
+def test_encoded_values(emulated, name, positions):
+    a = random_values(name, (3, 1400))
+    if name == "float64":
+        a = with_specials(a)
+    a[1] = a[1, 0]  # every pass skipped: the keys are written from the input
+    a[2] = rng.integers(-3, 3, 1400)  # some passes skipped
+    keys, order = emulated.encoded(a, positions)
+    want = sort_keys_of(a)
+    perm = np.argsort(want, axis=-1, kind="stable")
+    np.testing.assert_array_equal(keys, np.take_along_axis(want, perm, -1))
+    if positions:
+        np.testing.assert_array_equal(order, perm.astype(np.uint32))

@@ -12,6 +12,11 @@
 // sorts pre-encoded keys (uint32, or uint64 when WIDE) with a uint32 payload (PAYLOAD 1)
 // or alone as radix_sort_pairs does (the caller's input buffers reused in between), and
 // writes the sorted keys, then the sorted payload.
+//
+//   radix_sort_main encoded DTYPE POSITIONS ROWS N CHUNK < rows.bin > sorted.bin
+//
+// radix_sort_encoded (int32 and float64): writes the sorted keys, then (POSITIONS 1) the
+// uint32 positions they came from.
 #include "emulator.h"
 #include "xrt/radix_sort.cuh"
 
@@ -121,6 +126,46 @@ int run_pairs(int passes, int64_t rows, int64_t n, int64_t chunk) {
   }
 }
 
+/// radix_sort_encoded's launches: the keys of T's values sorted, written as keys with
+/// their uint32 positions (POSITIONS) or alone; the pairs' buffer arrangement.
+template <class T, bool POSITIONS> int run_encoded(int64_t rows, int64_t n, int64_t chunk) {
+  typedef typename xrt::sort::Key<T>::S S;
+  constexpr int P = sizeof(S);
+  const int64_t total = rows * n, tiles = ceil_div(n, int64_t(kThreads) * kItems);
+  if (chunk % (int64_t(kThreads) * xrt::radix::kUnroll) != 0) return 2;
+  const int64_t chunks = ceil_div(n, chunk);
+  std::vector<T> in(total);
+  if (std::fread(in.data(), sizeof(T), total, stdin) != size_t(total)) return 3;
+  std::vector<S> keys_out(total, S(0x3c)), keys0(total, S(0x5a)), keys1(total, S(0xa5));
+  std::vector<uint32_t> index_out(total, 0xabu), index0(total, 7u), index1(total, 9u);
+  std::vector<uint32_t> hist(rows * P * 256), counters(P), desc(P * rows * tiles * 256),
+      masks(rows, 0xdeadbeefu);
+  constexpr int kPayload = POSITIONS ? xrt::radix::kPosition : xrt::radix::kNone;
+  const dim3 block{kThreads};
+  unsigned seed = 1;
+  emu::launch({unsigned(rows * chunks)}, block, [&] {
+    xrt::radix::upsweep<T, kThreads, false>(in.data(), hist.data(), nullptr, nullptr, n, chunk,
+                                            chunks, false);
+  }, 3, seed++);
+  emu::launch({unsigned(rows)}, {256}, [&] { xrt::radix::plan<P>(hist.data(), masks.data(), n); },
+              3, seed++);
+  for (int pass = 0; pass < P; ++pass) {
+    emu::launch({unsigned(rows * tiles)}, block, [&] {
+      xrt::radix::pass<T, kPayload, kThreads, kItems, P, true>(
+          in.data(), keys_out.data(), nullptr, POSITIONS ? index_out.data() : nullptr,
+          keys0.data(), keys1.data(), index0.data(), index1.data(), hist.data(), masks.data(),
+          desc.data() + pass * rows * tiles * 256, &counters[pass], n, tiles, pass, false);
+    }, 3, seed++);
+  }
+  std::fwrite(keys_out.data(), sizeof(S), total, stdout);
+  if (POSITIONS) std::fwrite(index_out.data(), 4, total, stdout);
+  return 0;
+}
+
+template <class T> int run_encoded(bool positions, int64_t rows, int64_t n, int64_t chunk) {
+  return positions ? run_encoded<T, true>(rows, n, chunk) : run_encoded<T, false>(rows, n, chunk);
+}
+
 template <class T> int run(bool arg, int64_t rows, int64_t n, int64_t chunk, bool descending) {
   return arg ? run<T, true>(rows, n, chunk, descending) : run<T, false>(rows, n, chunk, descending);
 }
@@ -137,6 +182,14 @@ int main(int argc, char** argv) {
                      : run_pairs<xrt::uint64_t, false>(passes, rows, n, chunk);
     return payload ? run_pairs<xrt::uint32_t, true>(passes, rows, n, chunk)
                    : run_pairs<xrt::uint32_t, false>(passes, rows, n, chunk);
+  }
+  if (argc == 7 && std::string(argv[1]) == "encoded") {
+    std::string dtype = argv[2];
+    bool positions = std::atoi(argv[3]) != 0;
+    int64_t rows = std::atoll(argv[4]), n = std::atoll(argv[5]), chunk = std::atoll(argv[6]);
+    if (dtype == "int32") return run_encoded<xrt::int32_t>(positions, rows, n, chunk);
+    if (dtype == "float64") return run_encoded<double>(positions, rows, n, chunk);
+    return 1;
   }
   if (argc != 7) return 1;
   std::string dtype = argv[1];

@@ -210,8 +210,10 @@ template <int P> __device__ void plan(uint32_t* hist, uint32_t* masks, index_t n
 /// index[2] are the ping-pong buffers; desc (zeroed) holds rows * tiles * kDigits
 /// descriptors of this pass, counter (zeroed) hands out tile numbers. The first pass that
 /// moves a row reads in (and in_index, kCarried), the last writes out (values, or int64
-/// positions for kPosition; and out_index, kCarried).
-template <class T, int PAYLOAD, int THREADS, int IPT, int PASSES = KeyPasses<T>::value>
+/// positions for kPosition; and out_index, kCarried). KEYS_OUT: the last pass writes the
+/// keys (S) to out and any payload, as uint32, to out_index (unique's sorted keys).
+template <class T, int PAYLOAD, int THREADS, int IPT, int PASSES = KeyPasses<T>::value,
+          bool KEYS_OUT = false>
 __device__ void pass(const T* in, void* out, const uint32_t* in_index, uint32_t* out_index,
                      typename Key<T>::S* keys0, typename Key<T>::S* keys1, uint32_t* index0,
                      uint32_t* index1, const uint32_t* bins, const uint32_t* masks,
@@ -244,7 +246,11 @@ __device__ void pass(const T* in, void* out, const uint32_t* in_index, uint32_t*
       for (int k = 0; k < IPT; ++k) {
         index_t i = tile_base + k * THREADS + threadIdx.x;
         if (i >= n) break;
-        if (PAYLOAD == kPosition) {
+        if (KEYS_OUT) {
+          static_cast<S*>(out)[row_base + i] = S(key_of<T>(in[row_base + i], descending));
+          if (PAYLOAD != kNone)
+            out_index[row_base + i] = PAYLOAD == kCarried ? in_index[row_base + i] : uint32_t(i);
+        } else if (PAYLOAD == kPosition) {
           static_cast<int64_t*>(out)[row_base + i] = int64_t(i);
         } else {
           static_cast<T*>(out)[row_base + i] = in[row_base + i];
@@ -372,6 +378,7 @@ __device__ void pass(const T* in, void* out, const uint32_t* in_index, uint32_t*
       S s = shared_keys[i];
       position[k] = offset[uint32_t(s >> shift) & (kDigits - 1)] + uint32_t(i);
       if (!last) keys_out[row_base + position[k]] = s;
+      else if (KEYS_OUT) static_cast<S*>(out)[row_base + position[k]] = s;
       else if (PAYLOAD != kPosition)
         static_cast<T*>(out)[row_base + position[k]] = value_of_key<T>(K(s), descending);
     }
@@ -388,7 +395,8 @@ __device__ void pass(const T* in, void* out, const uint32_t* in_index, uint32_t*
       if (i < valid_slots) {
         uint32_t v = shared_index[i];
         if (!last) index_out[row_base + position[k]] = v;
-        else if (PAYLOAD == kPosition) static_cast<int64_t*>(out)[row_base + position[k]] = int64_t(v);
+        else if (PAYLOAD == kPosition && !KEYS_OUT)
+          static_cast<int64_t*>(out)[row_base + position[k]] = int64_t(v);
         else out_index[row_base + position[k]] = v;
       }
     }

@@ -3,6 +3,8 @@
 #pragma once
 #include <cstdint>
 
+#include "xpuruntime/dtype.h"
+
 namespace xrt::cuda {
 
 /// Device buffers of (key, index) pairs: two of keys (uint32, or uint64 when wide) and two of
@@ -21,5 +23,14 @@ struct RadixBuffers {
 /// n < 2^32; UnsupportedOperationError when rows * tiles does not fit one launch.
 int radix_sort_pairs(int device, const RadixBuffers& buffers, int64_t rows, int64_t n,
                      bool wide, int bits);
+
+/// Sorts the n values of a contiguous 1-D tensor of dtype (real, with keys as wide as its
+/// values: 4 or 8 bytes) by their sort keys (sort_keys.cuh's, ascending, stable), writing
+/// the sorted keys to keys and, unless positions is null, the position each came from;
+/// spare_keys / spare_positions (each of n, or null) are scratch the sort may use. Returns
+/// false, with nothing enqueued, where the onesweep sort does not serve: the caller
+/// encodes the keys and calls radix_sort_pairs.
+bool radix_sort_encoded(int device, DType dtype, const void* values, int64_t n, void* keys,
+                        uint32_t* positions, void* spare_keys, uint32_t* spare_positions);
 
 }  // namespace xrt::cuda

@@ -99,12 +99,14 @@ enum class Payload { None = 0, Position = 1, Carried = 2 };
 
 /// What the onesweep kernels are compiled for: the element type T (a dtype's values, or
 /// the unsigned keys of radix_sort_pairs), what travels with the keys, the passes (bytes
-/// of the keys sorted by), whether zeros and NaNs are restored (a float value sort).
+/// of the keys sorted by), whether zeros and NaNs are restored (a float value sort),
+/// whether the keys are the result (with uint32 positions: radix_sort_encoded).
 struct OnesweepKind {
   DType dtype;
   Payload payload;
   int passes;
   bool specials;
+  bool keys_out = false;
 };
 
 OnesweepKind sort_kind(DType dtype, bool arg) {
@@ -117,6 +119,12 @@ OnesweepKind sort_kind(DType dtype, bool arg) {
 OnesweepKind pairs_kind(bool wide, bool payload, int bits) {
   return {wide ? DType::UInt64 : DType::UInt32, payload ? Payload::Carried : Payload::None,
           (bits + 7) / 8, false};
+}
+
+/// radix_sort_encoded's: the keys of dtype's values, with or without their positions.
+OnesweepKind encoded_kind(DType dtype, bool positions) {
+  return {dtype, positions ? Payload::Position : Payload::None, static_cast<int>(itemsize(dtype)),
+          false, true};
 }
 
 /// The onesweep radix kernels of one (kind, pass shape).
@@ -146,7 +154,7 @@ std::string onesweep_source(const OnesweepKind& kind, const Onesweep& shape) {
       "const uint32_t* masks, uint32_t* desc, uint32_t* counter, index_t n, index_t tiles, "
       "int pass, int descending) {\n"
       "  xrt::radix::pass<T, " + payload + ", " + threads + ", " + std::to_string(shape.items) +
-      ", " + passes + ">(in, out, in_index, out_index, keys0, keys1, index0, index1, bins, "
+      ", " + passes + ", " + (kind.keys_out ? "true" : "false") + ">(in, out, in_index, out_index, keys0, keys1, index0, index1, bins, "
       "masks, desc, counter, n, tiles, pass, descending != 0);\n}\n";
   if (kind.specials)
     s += "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_fixup("
@@ -305,7 +313,8 @@ void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Ones
 
   std::string key = "radix/" + std::string(dtype_info(dtype).name) + "/" +
                     std::to_string(static_cast<int>(kind.payload)) + "/" +
-                    std::to_string(passes) + "/" + std::to_string(shape.items) + "/" +
+                    std::to_string(passes) + (kind.keys_out ? "k/" : "/") +
+                    std::to_string(shape.items) + "/" +
                     std::to_string(shape.min_blocks);
   auto fn = [&](const char* name) {
     return jit_function(device, key, [&] { return KernelSource{onesweep_source(kind, shape)}; },
@@ -465,6 +474,13 @@ std::vector<KernelSample> sort_samples() {
   for (DType dtype : {DType::Float32, DType::Float64, DType::Int16, DType::Int8})
     samples.push_back({std::string("radix_arg/") + std::string(dtype_info(dtype).name),
                        {onesweep_source(sort_kind(dtype, true), onesweep_shape(dtype, true))}});
+  // radix_sort_encoded: keys (and positions) of values.
+  for (DType dtype : {DType::Int32, DType::Float64})
+    for (bool positions : {false, true})
+      samples.push_back({"radix_encoded/" + std::string(dtype_info(dtype).name) +
+                             (positions ? "/p" : ""),
+                         {onesweep_source(encoded_kind(dtype, positions),
+                                          onesweep_shape(dtype, positions))}});
   // radix_sort_pairs: keys alone and with a payload, of both widths, a few pass counts.
   for (auto [wide, payload, bits] : {std::tuple{false, false, 32}, std::tuple{false, true, 8},
                                      std::tuple{true, true, 64}, std::tuple{true, true, 4},
@@ -526,6 +542,20 @@ int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n,
     launch(scatter, {tile_blocks}, {kBlock}, 0, stream, xp);
   }
   return from;
+}
+
+bool radix_sort_encoded(int device, DType dtype, const void* values, int64_t n, void* keys,
+                        uint32_t* positions, void* spare_keys, uint32_t* spare_positions) {
+  if (is_complex(dtype) || itemsize(dtype) != key_bytes(dtype)) return false;
+  const Onesweep shape = onesweep_shape(dtype, positions != nullptr);
+  if (shape.items == 0 || n >= kOnesweepRow) return false;
+  if (n == 0) return true;
+  OnesweepRows rows{static_cast<const char*>(values), static_cast<char*>(keys), nullptr,
+                    positions, static_cast<char*>(spare_keys), spare_positions, false, 1, n,
+                    Device{DeviceType::CUDA, static_cast<int16_t>(device)},
+                    current_stream(device)};
+  onesweep_sort(encoded_kind(dtype, positions != nullptr), rows, shape);
+  return true;
 }
 
 void register_sort_kernels(KernelRegistry& registry) {
