@@ -154,8 +154,9 @@ std::string onesweep_source(const OnesweepKind& kind, const Onesweep& shape) {
       "const uint32_t* masks, uint32_t* desc, uint32_t* counter, index_t n, index_t tiles, "
       "int pass, int descending) {\n"
       "  xrt::radix::pass<T, " + payload + ", " + threads + ", " + std::to_string(shape.items) +
-      ", " + passes + ", " + (kind.keys_out ? "true" : "false") + ">(in, out, in_index, out_index, keys0, keys1, index0, index1, bins, "
-      "masks, desc, counter, n, tiles, pass, descending != 0);\n}\n";
+      ", " + passes + ", " + (kind.keys_out ? "true" : "false") +
+      ">(in, out, in_index, out_index, keys0, keys1, index0, index1, bins, masks, desc, "
+      "counter, n, tiles, pass, descending != 0);\n}\n";
   if (kind.specials)
     s += "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_fixup("
          "const T* in, T* out, const uint32_t* row_specials, const uint32_t* chunk_specials, "
@@ -305,9 +306,10 @@ void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Ones
          static_cast<size_t>(zeroed / 4), job.stream);
   uint32_t* masks = carve.take<uint32_t>(rows * 4);
   uint32_t* chunk_specials = carve.take<uint32_t>(specials ? rows * chunks * 8 : 0);
-  // Pass k writes keys[k % 2] (between the first and the last pass): keys[1] is read only
-  // after the first pass, so the caller's spare input buffer may be it.
-  char* keys[2] = {carve.take(key_buffer), job.spare_keys ? job.spare_keys : carve.take(key_buffer)};
+  // The k-th pass that moves a row (k from 0, not the last) writes keys[k % 2] there:
+  // keys[1] is first written once the input was read, so the caller's input may be it.
+  char* keys[2] = {carve.take(key_buffer),
+                   job.spare_keys ? job.spare_keys : carve.take(key_buffer)};
   uint32_t* index[2] = {carve.take<uint32_t>(index_buffer),
                         job.spare_index ? job.spare_index : carve.take<uint32_t>(index_buffer)};
 
