@@ -3,7 +3,8 @@ PyTorch and CuPy, measured in the same run on the same data.
 
 Cases: x[mask] of 1e6 and 1e8 float32 (mask density 50%), nonzero of 1e7 bool, x[mask] = 0
 on 1e8 float32, unique of 1e7 int32 with 1e3 and 1e6 distinct values (with counts), isin
-of 1e7 int32 against 1e4, repeat of 1e7 float32 by 3. Each library's call is timed as a
+of 1e7 int32 against 1e4, repeat of 1e7 float32 by 3; unique_counts and unique_inverse
+also with the previous 4-bit radix sort (XPURUNTIME_CUDA_SORT=lsd4), for comparison. Each library's call is timed as a
 user sees it (allocations, and the host's wait for a data-dependent size, included):
 calls are queued back to back and the device is synchronized once per run; the libraries
 take turns, and the median of several runs is kept. Prints milliseconds per call and the
@@ -66,6 +67,17 @@ def seconds(calls, repeat, runs):
     return {lib: statistics.median(t) for lib, t in times.items()}
 
 
+def with_setting(setting, fn):
+    """fn run with XPURUNTIME_CUDA_SORT=setting (read by the sorts on every call)."""
+    def call():
+        os.environ["XPURUNTIME_CUDA_SORT"] = setting
+        try:
+            return fn()
+        finally:
+            del os.environ["XPURUNTIME_CUDA_SORT"]
+    return call
+
+
 def on_device(host):
     """host on the device in each library available: name -> array."""
     arrays = {"xpuruntime": xrt.asarray(host, device="cuda:0")}
@@ -99,6 +111,17 @@ def cases(rng):
             "xpuruntime": lambda u=u: xrt.unique_counts(u["xpuruntime"]),
             "torch": lambda u=u: torch.unique(u["torch"], sorted=True, return_counts=True),
             "cupy": lambda u=u: cupy.unique(u["cupy"], return_counts=True)}
+        yield f"  the same, 4-bit radix sort (lsd4)", {
+            "xpuruntime": with_setting("lsd4", lambda u=u: xrt.unique_counts(u["xpuruntime"])),
+            "torch": lambda u=u: torch.unique(u["torch"], sorted=True, return_counts=True)}
+    f = on_device((rng.integers(0, 10**6, size=10**7) / 7).astype(np.float32))
+    yield "unique_inverse 1e7 f32, 1e6 values", {
+        "xpuruntime": lambda: xrt.unique_inverse(f["xpuruntime"]),
+        "torch": lambda: torch.unique(f["torch"], sorted=True, return_inverse=True),
+        "cupy": lambda: cupy.unique(f["cupy"], return_inverse=True)}
+    yield "  the same, 4-bit radix sort (lsd4)", {
+        "xpuruntime": with_setting("lsd4", lambda: xrt.unique_inverse(f["xpuruntime"])),
+        "torch": lambda: torch.unique(f["torch"], sorted=True, return_inverse=True)}
     a = on_device(rng.integers(0, 10**5, size=10**7).astype(np.int32))
     t = on_device(rng.integers(0, 10**5, size=10**4).astype(np.int32))
     yield "isin 1e7 vs 1e4 i32", {

@@ -1,7 +1,8 @@
 """tests/cuda_host_sort.py: the onesweep radix sort of cpp/kernels/xrt/radix_sort.cuh, run
 on the host by the CUDA emulator of tests/cuda_emulator (fibers for threads, several
 blocks at once), so that its ranking, look-back, skipped passes and fix-up are checked
-against the CPU backend on machines without a GPU."""
+against the CPU backend on machines without a GPU; also its pre-encoded (key, payload)
+pairs (radix_sort_pairs, for unique and isin)."""
 
 import hashlib
 import os
@@ -57,3 +58,41 @@ class EmulatedRadixSort:
             raise RuntimeError(f"emulated sort failed ({result.returncode}): "
                                f"{result.stderr.decode()[-2000:]}")
         return np.frombuffer(result.stdout, np.int64 if arg else a.dtype).reshape(a.shape)
+
+    def encoded(self, a, positions, chunk=None):
+        """radix_sort_encoded of a 2-D int32 or float64 array: the sorted keys (uint32 or
+        uint64) and the positions they came from (None)."""
+        rows, n = a.shape
+        chunk = chunk or self.threads * 8
+        result = subprocess.run(
+            [str(self.exe), "encoded", str(a.dtype), str(int(positions)), str(rows), str(n),
+             str(chunk)], input=np.ascontiguousarray(a).tobytes(), capture_output=True,
+            timeout=300)
+        if result.returncode != 0:
+            raise RuntimeError(f"emulated encoded sort failed ({result.returncode}): "
+                               f"{result.stderr.decode()[-2000:]}")
+        out = np.frombuffer(result.stdout, np.uint8)
+        key_type = np.uint64 if a.itemsize == 8 else np.uint32
+        keys = out[:a.nbytes].view(key_type).reshape(a.shape)
+        return keys, out[a.nbytes:].view(np.uint32).reshape(a.shape) if positions else None
+
+    def pairs(self, keys, payload, bits, chunk=None):
+        """radix_sort_pairs of 2-D uint32 or uint64 keys with a uint32 payload (or None):
+        the sorted keys and payload (None)."""
+        rows, n = keys.shape
+        chunk = chunk or self.threads * 8
+        wide = keys.dtype == np.uint64
+        data = np.ascontiguousarray(keys).tobytes()
+        if payload is not None:
+            data += np.ascontiguousarray(payload, np.uint32).tobytes()
+        result = subprocess.run(
+            [str(self.exe), "pairs", str(int(wide)), str(int(payload is not None)), str(bits),
+             str(rows), str(n), str(chunk)], input=data, capture_output=True, timeout=300)
+        if result.returncode != 0:
+            raise RuntimeError(f"emulated pairs sort failed ({result.returncode}): "
+                               f"{result.stderr.decode()[-2000:]}")
+        out = np.frombuffer(result.stdout, np.uint8)
+        sorted_keys = out[:keys.nbytes].view(keys.dtype).reshape(keys.shape)
+        if payload is None:
+            return sorted_keys, None
+        return sorted_keys, out[keys.nbytes:].view(np.uint32).reshape(keys.shape)

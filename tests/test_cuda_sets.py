@@ -233,6 +233,16 @@ def test_repeat_every_dtype(name):
 
 
 @cuda
+@pytest.mark.parametrize("name", ["int8", "float16", "float32", "int64", "complex128"])
+def test_repeat_by_one_count_in_vectors(name):
+    # One count along the last axis: whole vectors of outputs per thread, and a tail.
+    for shape, repeats in (((70001,), 3), ((70001,), 1), ((3, 4099), 7), ((5,), 2)):
+        cpu, gpu = both(values(name, shape))
+        same_bits(xrt.repeat(gpu, repeats), xrt.repeat(cpu, repeats))
+        same_bits(xrt.repeat(gpu, repeats, axis=-1), xrt.repeat(cpu, repeats, axis=-1))
+
+
+@cuda
 def test_repeat_counts_views_and_errors():
     a = values("float32", (70001,))
     cpu, gpu = both(a)

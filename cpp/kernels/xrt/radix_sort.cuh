@@ -10,6 +10,10 @@
 //   each digit go from the tiles before it (decoupled look-back) and scatters them;
 // - fixup (float sorts only): rewrites the zeros and NaNs of the output from the input,
 //   in input order, in rows that hold -0.0 or a NaN.
+// The same kernels sort keys that are already encoded (radix_sort_pairs of
+// cuda/radix_sort.h: T is the unsigned key type, whose key is itself), with a payload
+// carried from an input array (Payload::kCarried) or none, over PASSES <= sizeof(T)
+// low bytes of the keys.
 #pragma once
 #include "xrt/sort_keys.cuh"
 
@@ -23,6 +27,16 @@ using sort::value_of_key;
 constexpr int kDigitBits = 8;
 constexpr int kDigits = 1 << kDigitBits;
 constexpr int kUnroll = 8;  // items per thread in flight in upsweep
+
+/// What travels with the keys: nothing (a value sort), each key's position in its row
+/// (argsort: the result is int64 indices), or a uint32 read beside each input key and
+/// written beside each output key (the pairs of radix_sort_pairs).
+enum Payload { kNone = 0, kPosition = 1, kCarried = 2 };
+
+/// The passes of T's keys: one per byte.
+template <class T> struct KeyPasses {
+  static constexpr int value = int(sizeof(typename Key<T>::S));
+};
 
 // Note [Onesweep]: a pass over a tile of THREADS * IPT keys goes
 // 1. load: warp w takes the contiguous stretch [w * 32 * IPT, (w + 1) * 32 * IPT) of the
@@ -98,13 +112,13 @@ __device__ __forceinline__ void store_relaxed(uint32_t* p, uint32_t v) {
 /// elements, a multiple of THREADS * kUnroll) into hist[row][pass][digit] (zeroed before).
 /// SPECIALS (float sorts): row_specials[row] = {keys below zero's, zeros, NaNs, whether
 /// -0.0 or a NaN occurs} (zeroed before), chunk_specials[row][chunk] = {zeros, NaNs}.
-template <class T, int THREADS, bool SPECIALS>
+template <class T, int THREADS, bool SPECIALS, int PASSES = KeyPasses<T>::value>
 __device__ void upsweep(const T* in, uint32_t* hist, uint32_t* row_specials,
                         uint32_t* chunk_specials, index_t n, index_t chunk, index_t chunks,
                         bool descending) {
   typedef Key<T> KT;
   typedef typename KT::S S;
-  constexpr int P = sizeof(S);
+  constexpr int P = PASSES;
   __shared__ uint32_t counts[P * kDigits];
   __shared__ uint32_t special_counts[4];
   for (int i = threadIdx.x; i < P * kDigits; i += THREADS) counts[i] = 0;
@@ -194,15 +208,21 @@ template <int P> __device__ void plan(uint32_t* hist, uint32_t* masks, index_t n
 
 /// One pass of digit `pass` over all rows, a tile per block (Note [Onesweep]). keys[2] and
 /// index[2] are the ping-pong buffers; desc (zeroed) holds rows * tiles * kDigits
-/// descriptors of this pass, counter (zeroed) hands out tile numbers.
-template <class T, bool ARG, int THREADS, int IPT>
-__device__ void pass(const T* in, void* out, typename Key<T>::S* keys0,
-                     typename Key<T>::S* keys1, uint32_t* index0, uint32_t* index1,
-                     const uint32_t* bins, const uint32_t* masks, uint32_t* desc,
-                     uint32_t* counter, index_t n, index_t tiles, int pass, bool descending) {
+/// descriptors of this pass, counter (zeroed) hands out tile numbers. The first pass that
+/// moves a row reads in (and in_index, kCarried), the last writes out (values, or int64
+/// positions for kPosition; and out_index, kCarried). KEYS_OUT: the last pass writes the
+/// keys (S) to out and any payload, as uint32, to out_index (unique's sorted keys).
+template <class T, int PAYLOAD, int THREADS, int IPT, int PASSES = KeyPasses<T>::value,
+          bool KEYS_OUT = false>
+__device__ void pass(const T* in, void* out, const uint32_t* in_index, uint32_t* out_index,
+                     typename Key<T>::S* keys0, typename Key<T>::S* keys1, uint32_t* index0,
+                     uint32_t* index1, const uint32_t* bins, const uint32_t* masks,
+                     uint32_t* desc, uint32_t* counter, index_t n, index_t tiles, int pass,
+                     bool descending) {
   typedef typename Key<T>::K K;
   typedef typename Key<T>::S S;
-  constexpr int P = sizeof(S);
+  constexpr int P = PASSES;
+  constexpr bool ARG = PAYLOAD != kNone;  // indices travel with the keys
   constexpr int kWarps = THREADS / 32;
   constexpr int kTile = THREADS * IPT;
   constexpr int kRounds = (kDigits + THREADS - 1) / THREADS;  // digits per thread
@@ -226,8 +246,16 @@ __device__ void pass(const T* in, void* out, typename Key<T>::S* keys0,
       for (int k = 0; k < IPT; ++k) {
         index_t i = tile_base + k * THREADS + threadIdx.x;
         if (i >= n) break;
-        if (ARG) static_cast<int64_t*>(out)[row_base + i] = int64_t(i);
-        else static_cast<T*>(out)[row_base + i] = in[row_base + i];
+        if (KEYS_OUT) {
+          static_cast<S*>(out)[row_base + i] = S(key_of<T>(in[row_base + i], descending));
+          if (PAYLOAD != kNone)
+            out_index[row_base + i] = PAYLOAD == kCarried ? in_index[row_base + i] : uint32_t(i);
+        } else if (PAYLOAD == kPosition) {
+          static_cast<int64_t*>(out)[row_base + i] = int64_t(i);
+        } else {
+          static_cast<T*>(out)[row_base + i] = in[row_base + i];
+          if (PAYLOAD == kCarried) out_index[row_base + i] = in_index[row_base + i];
+        }
       }
     }
     return;
@@ -254,7 +282,7 @@ __device__ void pass(const T* in, void* out, typename Key<T>::S* keys0,
     if (valid) {
       if (first) {
         key[k] = S(key_of<T>(in[row_base + i], descending));
-        index[k] = uint32_t(i);
+        index[k] = PAYLOAD == kCarried ? in_index[row_base + i] : uint32_t(i);
       } else {
         key[k] = keys_in[row_base + i];
         if (ARG) index[k] = index_in[row_base + i];
@@ -350,7 +378,9 @@ __device__ void pass(const T* in, void* out, typename Key<T>::S* keys0,
       S s = shared_keys[i];
       position[k] = offset[uint32_t(s >> shift) & (kDigits - 1)] + uint32_t(i);
       if (!last) keys_out[row_base + position[k]] = s;
-      else if (!ARG) static_cast<T*>(out)[row_base + position[k]] = value_of_key<T>(K(s), descending);
+      else if (KEYS_OUT) static_cast<S*>(out)[row_base + position[k]] = s;
+      else if (PAYLOAD != kPosition)
+        static_cast<T*>(out)[row_base + position[k]] = value_of_key<T>(K(s), descending);
     }
   }
   if (ARG) {
@@ -364,8 +394,10 @@ __device__ void pass(const T* in, void* out, typename Key<T>::S* keys0,
       int i = k * THREADS + threadIdx.x;
       if (i < valid_slots) {
         uint32_t v = shared_index[i];
-        if (last) static_cast<int64_t*>(out)[row_base + position[k]] = int64_t(v);
-        else index_out[row_base + position[k]] = v;
+        if (!last) index_out[row_base + position[k]] = v;
+        else if (PAYLOAD == kPosition && !KEYS_OUT)
+          static_cast<int64_t*>(out)[row_base + position[k]] = int64_t(v);
+        else out_index[row_base + position[k]] = v;
       }
     }
   }

@@ -43,5 +43,32 @@ __device__ void gather(T* __restrict__ out, const T* __restrict__ x,
   }
 }
 
+/// out[u] = x[u / repeats] for u < count: one count for every element and no inner
+/// dimensions. A thread writes VEC consecutive outputs with one vector store (out is
+/// aligned to it), its sources found by one division and then by counting.
+template <class T, class U>
+__device__ void spread(T* __restrict__ out, const T* __restrict__ x, U repeats, U count) {
+  constexpr int VEC = sizeof(T) >= 16 ? 1 : int(16 / sizeof(T));
+  struct alignas(sizeof(T) * VEC) Vector {
+    T e[VEC];
+  };
+  const U vectors = count / VEC, stride = U(gridDim.x) * blockDim.x;
+  const U first_thread = U(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (U g = first_thread; g < vectors; g += stride) {
+    U first = g * VEC, i = first / repeats, left = repeats - (first - i * repeats);
+    Vector v;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      v.e[k] = x[i];
+      if (--left == 0) {
+        left = repeats;
+        ++i;
+      }
+    }
+    reinterpret_cast<Vector*>(out)[g] = v;
+  }
+  for (U u = vectors * VEC + first_thread; u < count; u += stride) out[u] = x[u / repeats];
+}
+
 }  // namespace repeat
 }  // namespace xrt

@@ -120,7 +120,7 @@ struct SortedKeys {
 };
 
 /// Sorts the keys of a contiguous x of n elements (0 < n < 2^32), with the positions they
-/// came from unless keys_only (integers and bool, whose keys are their values). Complex
+/// came from unless keys_only (not for complex128, whose passes need them). Complex
 /// values sort by (real, imaginary) keys, from the least significant pass up, then, when
 /// classes (unique's order: NumPy's), by NaN class; a search needs no classes.
 SortedKeys sort_keys(const Tensor& x, int64_t n, const Launch& l, bool keys_only,
@@ -133,11 +133,19 @@ SortedKeys sort_keys(const Tensor& x, int64_t n, const Launch& l, bool keys_only
   char* w = s.buffer.data();
   char* index = keys_only ? nullptr : w + 2 * keys_bytes;
   RadixBuffers b{{w, w + keys_bytes}, {index, index ? index + index_bytes : nullptr}};
+  const void* data = x.data();
+  // Keys as wide as the values: the sort encodes them itself (no pass of encode).
+  if (!is_complex(d) &&
+      radix_sort_encoded(l.device, d, data, n, b.keys[1], reinterpret_cast<uint32_t*>(b.index[1]),
+                         b.keys[0], reinterpret_cast<uint32_t*>(b.index[0]))) {
+    s.keys = b.keys[1];
+    s.order = b.index[1];
+    return s;
+  }
   std::string key = key_of("set/sort/%d", int(d));
   auto fn = [&](const char* name) {
     return jit_function(l.device, key, [&] { return sort_source(d); }, name);
   };
-  const void* data = x.data();
   unsigned blocks = grid_blocks(n, kBlock, 1u << 16);
   {
     void* params[] = {&data, &b.keys[0], &b.index[0], &n};
@@ -223,7 +231,8 @@ void isin_kernel(const KernelCall& call) {
   Tensor imag_buffer;
   void *keys = nullptr, *imags = nullptr;
   if (m > 0) {
-    sorted = sort_keys(x2, m, l, false, false);
+    // Only complex128 needs the order (to look up imaginary parts).
+    sorted = sort_keys(x2, m, l, d != DType::Complex128, false);
     keys = sorted.keys;
     if (d == DType::Complex128) {  // the imaginary parts' keys, in the same order
       imag_buffer = device_scratch(m * 8, x2.device());

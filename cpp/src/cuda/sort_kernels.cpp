@@ -6,8 +6,9 @@
 // contiguous first, and a result whose view is not contiguous is sorted into a buffer and
 // copied into place. Rows of up to kShortRow elements are sorted a block each (bitonic, in
 // shared memory); longer rows by the onesweep LSD radix sort of radix_sort.cuh (8-bit
-// digits, all rows at once, passes that move nothing skipped on the device). Rows of 2^30
-// elements and more take the first radix sort (4-bit digits, sort.cuh), which
+// digits, all rows at once, passes that move nothing skipped on the device), which also
+// sorts the pre-encoded (key, payload) pairs of radix_sort_pairs (unique, isin). Rows of
+// 2^30 elements and more take the first radix sort (4-bit digits, sort.cuh), which
 // XPURUNTIME_CUDA_SORT=lsd4 also selects for comparisons; XPURUNTIME_CUDA_SORT=onesweep:N:B
 // sets the onesweep pass's items per thread and its launch bound of B blocks per
 // multiprocessor (benchmarks sweep them).
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "cuda/codegen.h"
 #include "cuda/jit.h"
@@ -92,11 +94,45 @@ struct Onesweep {
   int items = 0, min_blocks = 0;
 };
 
-/// The onesweep radix kernels of one (dtype, sort or argsort, pass shape).
-std::string onesweep_source(DType dtype, bool arg, const Onesweep& shape) {
-  const std::string t = device_type(dtype);
-  const std::string a = arg ? "true" : "false";
-  const std::string specials = !arg && is_floating(dtype) ? "true" : "false";
+/// radix_sort.cuh's Payload.
+enum class Payload { None = 0, Position = 1, Carried = 2 };
+
+/// What the onesweep kernels are compiled for: the element type T (a dtype's values, or
+/// the unsigned keys of radix_sort_pairs), what travels with the keys, the passes (bytes
+/// of the keys sorted by), whether zeros and NaNs are restored (a float value sort),
+/// whether the keys are the result (with uint32 positions: radix_sort_encoded).
+struct OnesweepKind {
+  DType dtype;
+  Payload payload;
+  int passes;
+  bool specials;
+  bool keys_out = false;
+};
+
+OnesweepKind sort_kind(DType dtype, bool arg) {
+  return {dtype, arg ? Payload::Position : Payload::None, static_cast<int>(itemsize(dtype)),
+          !arg && is_floating(dtype)};
+}
+
+/// radix_sort_pairs' keys: uint32 or uint64 sorted by ceil(bits / 8) bytes, with or without
+/// a payload.
+OnesweepKind pairs_kind(bool wide, bool payload, int bits) {
+  return {wide ? DType::UInt64 : DType::UInt32, payload ? Payload::Carried : Payload::None,
+          (bits + 7) / 8, false};
+}
+
+/// radix_sort_encoded's: the keys of dtype's values, with or without their positions.
+OnesweepKind encoded_kind(DType dtype, bool positions) {
+  return {dtype, positions ? Payload::Position : Payload::None, static_cast<int>(itemsize(dtype)),
+          false, true};
+}
+
+/// The onesweep radix kernels of one (kind, pass shape).
+std::string onesweep_source(const OnesweepKind& kind, const Onesweep& shape) {
+  const std::string t = device_type(kind.dtype);
+  const std::string payload = std::to_string(static_cast<int>(kind.payload));
+  const std::string passes = std::to_string(kind.passes);
+  const std::string specials = kind.specials ? "true" : "false";
   const std::string threads = std::to_string(kRadixThreads);
   std::string s =
       "#include \"xrt/radix_sort.cuh\"\n"
@@ -106,20 +142,22 @@ std::string onesweep_source(DType dtype, bool arg, const Onesweep& shape) {
       "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_upsweep("
       "const T* in, uint32_t* hist, uint32_t* row_specials, uint32_t* chunk_specials, "
       "index_t n, index_t chunk, index_t chunks, int descending) {\n"
-      "  xrt::radix::upsweep<T, " + threads + ", " + specials + ">(in, hist, row_specials, "
-      "chunk_specials, n, chunk, chunks, descending != 0);\n}\n"
+      "  xrt::radix::upsweep<T, " + threads + ", " + specials + ", " + passes +
+      ">(in, hist, row_specials, chunk_specials, n, chunk, chunks, descending != 0);\n}\n"
       "extern \"C\" __global__ void __launch_bounds__(256) xrt_radix_plan(uint32_t* hist, "
-      "uint32_t* masks, index_t n) {\n  xrt::radix::plan<sizeof(S)>(hist, masks, n);\n}\n"
+      "uint32_t* masks, index_t n) {\n  xrt::radix::plan<" + passes + ">(hist, masks, n);\n}\n"
       "extern \"C\" __global__ void __launch_bounds__(" + threads +
       (shape.min_blocks > 0 ? ", " + std::to_string(shape.min_blocks) : std::string()) +
       ") xrt_radix_pass("
-      "const T* in, void* out, S* keys0, S* keys1, uint32_t* index0, uint32_t* index1, "
-      "const uint32_t* bins, const uint32_t* masks, uint32_t* desc, uint32_t* counter, "
-      "index_t n, index_t tiles, int pass, int descending) {\n"
-      "  xrt::radix::pass<T, " + a + ", " + threads + ", " + std::to_string(shape.items) +
-      ">(in, out, keys0, keys1, index0, index1, bins, masks, desc, counter, n, tiles, pass, "
-      "descending != 0);\n}\n";
-  if (!arg && is_floating(dtype))
+      "const T* in, void* out, const uint32_t* in_index, uint32_t* out_index, S* keys0, "
+      "S* keys1, uint32_t* index0, uint32_t* index1, const uint32_t* bins, "
+      "const uint32_t* masks, uint32_t* desc, uint32_t* counter, index_t n, index_t tiles, "
+      "int pass, int descending) {\n"
+      "  xrt::radix::pass<T, " + payload + ", " + threads + ", " + std::to_string(shape.items) +
+      ", " + passes + ", " + (kind.keys_out ? "true" : "false") +
+      ">(in, out, in_index, out_index, keys0, keys1, index0, index1, bins, masks, desc, "
+      "counter, n, tiles, pass, descending != 0);\n}\n";
+  if (kind.specials)
     s += "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_fixup("
          "const T* in, T* out, const uint32_t* row_specials, const uint32_t* chunk_specials, "
          "index_t n, index_t chunk, index_t chunks, int descending) {\n"
@@ -208,18 +246,38 @@ class Carver {
   char* at_;
 };
 
+/// The rows one onesweep sort reads and writes: in (values, or keys already encoded, with
+/// their payload in in_index for Payload::Carried) and out (values, int64 positions for
+/// Payload::Position, or keys with their payload in out_index). spare_keys / spare_index
+/// (may be null) are buffers of the rows' size the sort may use once its first pass is
+/// done (the caller's input buffers of radix_sort_pairs).
+struct OnesweepRows {
+  const char* in;
+  char* out;
+  const uint32_t* in_index;
+  uint32_t* out_index;
+  char* spare_keys;
+  uint32_t* spare_index;
+  bool descending;
+  int64_t rows, n;
+  Device device;
+  CUstream stream;
+};
+
 // Note [Onesweep launches]: one scratch allocation holds, first, what must start at zero
 // (digit counts, the float sort's row counts, the tile counters and the look-back
 // descriptors of every pass: one memset), then the masks, the chunk counts and the
-// ping-pong buffers of keys (and indices for argsort). Everything is enqueued on the
-// current stream; which passes run and where keys are is decided on the device, so the
-// host never waits. Upsweep chunks are sized to give about 8 blocks per multiprocessor.
-void onesweep_sort(const SortJob& job, const Onesweep& shape) {
-  const DType dtype = job.dtype;
+// ping-pong buffers of keys (and indices when a payload travels). Everything is enqueued
+// on the current stream; which passes run and where keys are is decided on the device, so
+// the host never waits. The first pass that moves a row reads the input, the last writes
+// the output, so the result's place is known to the host whatever passes are skipped.
+// Upsweep chunks are sized to give about 8 blocks per multiprocessor.
+void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Onesweep& shape) {
+  const DType dtype = kind.dtype;
   const int device = job.device.index;
   const int64_t rows = job.rows, n = job.n, total = rows * n;
-  const int passes = static_cast<int>(itemsize(dtype));
-  const bool specials = !job.arg && is_floating(dtype);
+  const int passes = kind.passes;
+  const bool specials = kind.specials, payload = kind.payload != Payload::None;
   const int64_t tile = int64_t(kRadixThreads) * shape.items;
   int64_t tiles = ceil_div(n, tile);
   const int64_t step = int64_t(kRadixThreads) * kRadixUnroll;
@@ -231,11 +289,13 @@ void onesweep_sort(const SortJob& job, const Onesweep& shape) {
   const int64_t zeroed = round_up(rows * passes * kRadixDigits * 4, 256) +
                          round_up(specials ? rows * 16 : 0, 256) + round_up(passes * 4, 256) +
                          descriptors * 4;
-  const int64_t key_buffer = round_up(total * passes, 256);
-  const int64_t index_buffer = job.arg ? round_up(total * 4, 256) : 0;
+  // A single pass reads the input and writes the output: no keys in between.
+  const int64_t key_buffer = passes > 1 ? round_up(total * itemsize(dtype), 256) : 0;
+  const int64_t index_buffer = passes > 1 && payload ? round_up(total * 4, 256) : 0;
   const int64_t bytes = zeroed + round_up(rows * 4, 256) +
                         round_up(specials ? rows * chunks * 8 : 0, 256) +
-                        2 * (key_buffer + index_buffer);
+                        (job.spare_keys ? 1 : 2) * key_buffer +
+                        (job.spare_index ? 1 : 2) * index_buffer;
   Tensor work = device_scratch(bytes, job.device);
   Carver carve(work.data());
   uint32_t* hist = carve.take<uint32_t>(rows * passes * kRadixDigits * 4);
@@ -246,17 +306,26 @@ void onesweep_sort(const SortJob& job, const Onesweep& shape) {
          static_cast<size_t>(zeroed / 4), job.stream);
   uint32_t* masks = carve.take<uint32_t>(rows * 4);
   uint32_t* chunk_specials = carve.take<uint32_t>(specials ? rows * chunks * 8 : 0);
-  char* keys[2] = {carve.take(key_buffer), carve.take(key_buffer)};
-  uint32_t* index[2] = {carve.take<uint32_t>(index_buffer), carve.take<uint32_t>(index_buffer)};
+  // The k-th pass that moves a row (k from 0, not the last) writes keys[k % 2] there:
+  // keys[1] is first written once the input was read, so the caller's input may be it.
+  char* keys[2] = {carve.take(key_buffer),
+                   job.spare_keys ? job.spare_keys : carve.take(key_buffer)};
+  uint32_t* index[2] = {carve.take<uint32_t>(index_buffer),
+                        job.spare_index ? job.spare_index : carve.take<uint32_t>(index_buffer)};
 
-  std::string key = "radix/" + std::string(dtype_info(dtype).name) + (job.arg ? "/a/" : "/s/") +
-                    std::to_string(shape.items) + "/" + std::to_string(shape.min_blocks);
+  std::string key = "radix/" + std::string(dtype_info(dtype).name) + "/" +
+                    std::to_string(static_cast<int>(kind.payload)) + "/" +
+                    std::to_string(passes) + (kind.keys_out ? "k/" : "/") +
+                    std::to_string(shape.items) + "/" +
+                    std::to_string(shape.min_blocks);
   auto fn = [&](const char* name) {
-    return jit_function(
-        device, key, [&] { return KernelSource{onesweep_source(dtype, job.arg, shape)}; }, name);
+    return jit_function(device, key, [&] { return KernelSource{onesweep_source(kind, shape)}; },
+                        name);
   };
   const char* in = job.in;
   char* out = job.out;
+  const uint32_t* in_index = job.in_index;
+  uint32_t* out_index = job.out_index;
   int descending = job.descending ? 1 : 0;
   int64_t n_arg = n;
   const CUstream stream = job.stream;
@@ -275,8 +344,9 @@ void onesweep_sort(const SortJob& job, const Onesweep& shape) {
   for (int pass = 0; pass < passes; ++pass) {
     uint32_t* pass_desc = desc + int64_t(pass) * rows * tiles * kRadixDigits;
     uint32_t* counter = counters + pass;
-    void* params[] = {&in, &out, &keys[0], &keys[1], &index[0], &index[1], &hist, &masks,
-                      &pass_desc, &counter, &n_arg, &tiles, &pass, &descending};
+    void* params[] = {&in, &out, &in_index, &out_index, &keys[0], &keys[1], &index[0],
+                      &index[1], &hist, &masks, &pass_desc, &counter, &n_arg, &tiles, &pass,
+                      &descending};
     launch(pass_fn, {static_cast<unsigned>(rows * tiles)}, {kRadixThreads}, 0, stream, params);
   }
   if (specials) {
@@ -330,7 +400,9 @@ template <bool Arg> void sort_kernel(const KernelCall& call) {
     launch(fn("xrt_sort_bitonic"), {blocks}, {threads}, size_t(p) * size_t(kb + 4), job.stream,
            params);
   } else if (Onesweep shape = onesweep_shape(dtype, Arg); shape.items > 0 && n < kOnesweepRow) {
-    onesweep_sort(job, shape);
+    OnesweepRows sorted{job.in, job.out, nullptr, nullptr, nullptr, nullptr, job.descending,
+                        rows, n, job.device, job.stream};
+    onesweep_sort(sort_kind(dtype, Arg), sorted, shape);
   } else {
     lsd4_sort(job, fn);
   }
@@ -400,10 +472,26 @@ std::vector<KernelSample> sort_samples() {
   for (DType dtype : {DType::Float32, DType::Float64, DType::Int32, DType::Int64,
                       DType::BFloat16, DType::UInt8})
     samples.push_back({std::string("radix/") + std::string(dtype_info(dtype).name),
-                       {onesweep_source(dtype, false, onesweep_shape(dtype, false))}});
+                       {onesweep_source(sort_kind(dtype, false), onesweep_shape(dtype, false))}});
   for (DType dtype : {DType::Float32, DType::Float64, DType::Int16, DType::Int8})
     samples.push_back({std::string("radix_arg/") + std::string(dtype_info(dtype).name),
-                       {onesweep_source(dtype, true, onesweep_shape(dtype, true))}});
+                       {onesweep_source(sort_kind(dtype, true), onesweep_shape(dtype, true))}});
+  // radix_sort_encoded: keys (and positions) of values.
+  for (DType dtype : {DType::Int32, DType::Float64})
+    for (bool positions : {false, true})
+      samples.push_back({"radix_encoded/" + std::string(dtype_info(dtype).name) +
+                             (positions ? "/p" : ""),
+                         {onesweep_source(encoded_kind(dtype, positions),
+                                          onesweep_shape(dtype, positions))}});
+  // radix_sort_pairs: keys alone and with a payload, of both widths, a few pass counts.
+  for (auto [wide, payload, bits] : {std::tuple{false, false, 32}, std::tuple{false, true, 8},
+                                     std::tuple{true, true, 64}, std::tuple{true, true, 4},
+                                     std::tuple{true, false, 40}})
+    samples.push_back({"radix_pairs/" + std::to_string(wide) + std::to_string(payload) +
+                           std::to_string(bits),
+                       {onesweep_source(pairs_kind(wide, payload, bits),
+                                        onesweep_shape(wide ? DType::UInt64 : DType::UInt32,
+                                                       payload))}});
   return samples;
 }
 
@@ -415,10 +503,23 @@ KernelInfo kernel(const char* op, KernelFn run, const char* description) {
 
 int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n, bool wide,
                      int bits) {
+  if (rows * n == 0 || bits <= 0) return 0;
+  const bool payload = b.index[0] != nullptr;
+  const OnesweepKind kind = pairs_kind(wide, payload, bits);
+  if (Onesweep shape = onesweep_shape(kind.dtype, payload); shape.items > 0 && n < kOnesweepRow) {
+    auto* index_in = reinterpret_cast<uint32_t*>(b.index[0]);
+    // The input buffers serve as the sort's second intermediate buffers.
+    OnesweepRows pairs{b.keys[0], b.keys[1], index_in, reinterpret_cast<uint32_t*>(b.index[1]),
+                       b.keys[0], index_in, false, rows, n,
+                       Device{DeviceType::CUDA, static_cast<int16_t>(device)},
+                       current_stream(device)};
+    onesweep_sort(kind, pairs, shape);
+    return 1;
+  }
+  // Rows of 2^30 and more (or XPURUNTIME_CUDA_SORT=lsd4): the 4-bit radix sort.
   int64_t tiles = (n + kTile - 1) / kTile;
   if (rows * tiles > (int64_t(1) << 31) - 1)
     throw UnsupportedOperationError("radix sort on CUDA: too many tiles for one launch");
-  if (rows * n == 0) return 0;
   CUstream stream = current_stream(device);
   Tensor counts = device_scratch(rows * kBuckets * tiles * 4,
                                  Device{DeviceType::CUDA, static_cast<int16_t>(device)});
@@ -443,6 +544,20 @@ int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n,
     launch(scatter, {tile_blocks}, {kBlock}, 0, stream, xp);
   }
   return from;
+}
+
+bool radix_sort_encoded(int device, DType dtype, const void* values, int64_t n, void* keys,
+                        uint32_t* positions, void* spare_keys, uint32_t* spare_positions) {
+  if (is_complex(dtype) || itemsize(dtype) != key_bytes(dtype)) return false;
+  const Onesweep shape = onesweep_shape(dtype, positions != nullptr);
+  if (shape.items == 0 || n >= kOnesweepRow) return false;
+  if (n == 0) return true;
+  OnesweepRows rows{static_cast<const char*>(values), static_cast<char*>(keys), nullptr,
+                    positions, static_cast<char*>(spare_keys), spare_positions, false, 1, n,
+                    Device{DeviceType::CUDA, static_cast<int16_t>(device)},
+                    current_stream(device)};
+  onesweep_sort(encoded_kind(dtype, positions != nullptr), rows, shape);
+  return true;
 }
 
 void register_sort_kernels(KernelRegistry& registry) {
