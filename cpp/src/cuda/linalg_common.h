@@ -139,15 +139,27 @@ void triangle_into(Tensor& out, const Tensor& in, bool lower);
 /// out = conj(in) through the elementwise kernel.
 void conj_into(Tensor& out, const Tensor& in);
 
+/// out = in for the matrices of two tensors of one shape, conjugated when conj is set and
+/// zero outside `triangle` (of out's matrices); in must not overlap out. Where one side
+/// is row-major and the other column-major (each with one stride between its matrices:
+/// the copies to and from cuSOLVER's layout) a tiled transpose kernel does it, else the
+/// copy, tril/triu and conj kernels.
+void copy_matrices(Tensor& out, const Tensor& in, Triangle triangle = Triangle::All,
+                   bool conj = false);
+
 /// The small kernels of cpp/kernels/xrt/linalg.cuh.
 enum class Helper {
   PointerArray, Identity, NonfiniteFlags, Det, LogDet, ScaleRows, Rank, RealEigenvectors,
-  FirstNonzero
+  FirstNonzero, Transpose
 };
 /// Launches a helper for dtype (pivots64: int64 pivots, Det/LogDet) with `threads` work
 /// items over grid.x (grid_y blocks in y), args in the order of linalg.cuh's function.
 void launch_helper(const Context& ctx, Helper helper, DType dtype, bool pivots64,
                    int64_t threads, std::vector<void*> args, unsigned grid_y = 1);
+
+/// Launches Helper::Transpose for dtype: blocks of 32 x 8 threads over grid (column tiles,
+/// row tiles, matrices), args in the order of linalg.cuh's transpose.
+void launch_transpose(const Context& ctx, DType dtype, Dim3 grid, std::vector<void*> args);
 
 /// Registers a cuSOLVER-backed kernel ("cusolver") for op, supporting the solver dtypes.
 void add_solver_kernel(KernelRegistry& registry, const char* op, KernelFn run,

@@ -105,7 +105,7 @@ void eigh_kernel(const KernelCall& call) {
                    a.data() + s * n * n * item, n, real, values.data() + s * value_bytes, type,
                    work->data(), device_bytes, host.data(), host_bytes, codes + s);
   }
-  if (vectors) copy_into(call.out(1), column_major_view(a, n, n));
+  if (vectors) copy_matrices(call.out(1), column_major_view(a, n, n));
   if (first_nonzero(info, &flags) >= 0) finish_eigh(values.buffer, x, info, flags);
   values.finish();
 }
@@ -274,8 +274,8 @@ void svd_into(const Context& ctx, const Tensor& x, Tensor& s, Tensor* u, Tensor*
                    vectors ? device_part(vt1, i, vh_rows * n) : nullptr, ldvt, type, work->data(),
                    device_bytes, host.data(), host_bytes, codes + i);
     if (vectors) {
-      copy_into(*u, column_major_view(u1, m, u_cols));
-      copy_into(*vh, column_major_view(vt1, vh_rows, n));
+      copy_matrices(*u, column_major_view(u1, m, u_cols));
+      copy_matrices(*vh, column_major_view(vt1, vh_rows, n));
     }
   }
   if (first_nonzero(info, &flags) < 0) return;
