@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include "cuda/allocator.h"
@@ -109,6 +110,14 @@ Tensor pointer_array(const Context& ctx, const void* base, int64_t stride_bytes,
   long long stride = stride_bytes, n = count;
   launch_helper(ctx, Helper::PointerArray, DType::Float32, false, count, {&o, &b, &stride, &n});
   return out;
+}
+
+void fill_nan(Tensor& values, int64_t index) {
+  const int64_t k = values.shape().back();
+  Tensor row = values.as_strided(Dims{k}, Dims{1},
+                                 values.byte_offset() + index * k * int64_t(values.itemsize()));
+  copy_into(row, full(Dims{}, Scalar::from_float(std::numeric_limits<double>::quiet_NaN()),
+                      values.dtype(), values.device()));
 }
 
 void set_identity(Tensor& t) {
@@ -379,9 +388,11 @@ void launch_transpose(const Context& ctx, DType dtype, Dim3 grid, std::vector<vo
 }
 
 void add_solver_kernel(KernelRegistry& registry, const char* op, KernelFn run,
-                       const char* description, CallPredicate accepts) {
-  KernelInfo k = kernel_info(op, "cusolver", std::move(run), description,
-                             [](const DTypeSignature& s) { return is_solver_dtype(s.dtypes[0]); });
+                       const char* description, CallPredicate accepts, int priority,
+                       const char* name) {
+  KernelInfo k = kernel_info(op, name, std::move(run), description,
+                             [](const DTypeSignature& s) { return is_solver_dtype(s.dtypes[0]); },
+                             priority);
   k.accepts = std::move(accepts);
   registry.add(std::move(k));
 }

@@ -110,6 +110,16 @@ std::vector<int32_t> read_back(const Tensor& ints);
 /// A device array of count pointers base + i * stride_bytes (the batched routines' input).
 Tensor pointer_array(const Context& ctx, const void* base, int64_t stride_bytes, int64_t count);
 
+/// The batched Jacobi routines (syevjBatched, gesvdjBatched) take matrices up to this
+/// order; they serve stacks of more than one.
+inline constexpr int64_t kJacobiOrder = 32;
+inline bool jacobi_batched(int64_t count, int64_t order) {
+  return count > 1 && count <= INT32_MAX && order <= kJacobiOrder;
+}
+
+/// Row `index` of the contiguous (count, k) tensor values set to NaN.
+void fill_nan(Tensor& values, int64_t index);
+
 /// Identities in every matrix of the contiguous tensor t.
 void set_identity(Tensor& t);
 
@@ -161,9 +171,11 @@ void launch_helper(const Context& ctx, Helper helper, DType dtype, bool pivots64
 /// row tiles, matrices), args in the order of linalg.cuh's transpose.
 void launch_transpose(const Context& ctx, DType dtype, Dim3 grid, std::vector<void*> args);
 
-/// Registers a cuSOLVER-backed kernel ("cusolver") for op, supporting the solver dtypes.
+/// Registers a cuSOLVER-backed kernel (named "cusolver" unless name is given) for op,
+/// supporting the solver dtypes.
 void add_solver_kernel(KernelRegistry& registry, const char* op, KernelFn run,
-                       const char* description, CallPredicate accepts = {});
+                       const char* description, CallPredicate accepts = {}, int priority = 0,
+                       const char* name = "cusolver");
 
 /// Registers the helper sources with kernel_check.h (CI compiles them).
 void register_helper_samples();
@@ -173,5 +185,6 @@ void register_helper_samples();
 namespace xrt::cuda {
 /// The other kernel files of linalg; register_linalg_kernels (kernels.h) calls them.
 void register_linalg_spectral_kernels(KernelRegistry& registry);
+void register_linalg_svd_kernels(KernelRegistry& registry);
 void register_linalg_vector_kernels(KernelRegistry& registry);
 }  // namespace xrt::cuda

@@ -332,6 +332,7 @@ void register_linalg_kernels(KernelRegistry& registry) {
                     "cuSOLVER Xgetrf + Xgetrs (cuBLAS getrf/getrsBatched for stacks up to 32)");
   add_solver_kernel(registry, "qr", qr_kernel, "cuSOLVER Xgeqrf + orgqr/ungqr", qr_fits);
   register_linalg_spectral_kernels(registry);
+  register_linalg_svd_kernels(registry);
   register_linalg_vector_kernels(registry);
   register_helper_samples();
 }
