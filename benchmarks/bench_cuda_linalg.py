@@ -5,8 +5,10 @@ nothing.
     python benchmarks/bench_cuda_linalg.py [--quick] [--repeat 5]
 
 Cases: solve 4096 (float32, float64; one right-hand side), cholesky, inv and qr of 4096 x 4096,
-eigh and svd of 2048 x 2048 (float32), det of 10000 8 x 8 matrices and solve of 10000
-16 x 16 systems (the batched routines). The inputs are made once on the GPU by PyTorch and
+eigh of 2048 x 2048 (float32), det of 10000 8 x 8 matrices and solve of 10000 16 x 16 systems
+(the batched routines); svd (reduced) of 2048 x 2048 (float32, float64), of 4096 x 1024 and
+of 64 512 x 512 matrices, svdvals of 2048 x 2048, each also with our kernel pinned to one
+cuSOLVER routine ("[gesvd]", "[gesvdj]"; ours alone). The inputs are made once on the GPU by PyTorch and
 shared with xpuruntime and CuPy through DLPack (no copies), so every library reads the same
 memory. Timing: one warm-up call each (kernel compiles, handles, workspaces), then `repeat`
 rounds in which the libraries take turns; each call is bracketed by device synchronisations
@@ -64,6 +66,39 @@ def inputs(kind, shape, dtype, seed):
     return a.contiguous()
 
 
+def pinned(kernel, fn):
+    """fn under a policy that pins svd's kernel (Note [SVD drivers on CUDA])."""
+    def call(*args):
+        with xrt.kernel_policy(svd=kernel):
+            return fn(*args)
+    return call
+
+
+def svd_cases(quick):
+    """svd and svdvals: ours (the default kernel) against both peers, then ours with each
+    cuSOLVER routine pinned (the same run's before and after: Xgesvd was the only one)."""
+    mid, tall, stack = (512, (1024, 256), (16, 128, 128)) if quick else (
+        2048, (4096, 1024), (64, 512, 512))
+    f32, f64 = torch.float32, torch.float64
+    reduced = (lambda x: linalg.svd(x, full_matrices=False),
+               lambda x: torch.linalg.svd(x, full_matrices=False),
+               cupy and (lambda x: cupy.linalg.svd(x, full_matrices=False)))
+    values = (linalg.svdvals, torch.linalg.svdvals,
+              cupy and (lambda x: cupy.linalg.svd(x, compute_uv=False)))
+    rows = []
+    for name, shape, dtype, fns in [
+            (f"svd {mid} f32", (mid, mid), f32, reduced),
+            (f"svd {mid} f64", (mid, mid), f64, reduced),
+            (f"svd {tall[0]}x{tall[1]} f32", tall, f32, reduced),
+            (f"svd {stack[0]} x {stack[1]}x{stack[2]} f32", stack, f32, reduced),
+            (f"svdvals {mid} f32", (mid, mid), f32, values)]:
+        rows.append((name, ("plain", shape, dtype), None, fns))
+        for kernel in ("cusolver_gesvd", "cusolver_gesvdj"):
+            rows.append((f"{name} [{kernel[9:]}]", ("plain", shape, dtype), None,
+                         (pinned(kernel, fns[0]), None, None)))
+    return rows
+
+
 def cases(quick):
     big, mid, batch = (1024, 512, 1000) if quick else (4096, 2048, 10000)
     f32, f64 = torch.float32, torch.float64
@@ -79,17 +114,13 @@ def cases(quick):
          (linalg.inv, torch.linalg.inv, cupy and cupy.linalg.inv)),
         (f"eigh {mid} f32", ("symmetric", (mid, mid), f32), None,
          (linalg.eigh, torch.linalg.eigh, cupy and cupy.linalg.eigh)),
-        (f"svd {mid} f32", ("plain", (mid, mid), f32), None,
-         (lambda x: linalg.svd(x, full_matrices=False),
-          lambda x: torch.linalg.svd(x, full_matrices=False),
-          cupy and (lambda x: cupy.linalg.svd(x, full_matrices=False)))),
         (f"qr {big} f32", ("plain", (big, big), f32), None,
          (linalg.qr, torch.linalg.qr, cupy and cupy.linalg.qr)),
         (f"det {batch} x 8x8 f32", ("regular", (batch, 8, 8), f32), None,
          (linalg.det, torch.linalg.det, cupy and cupy.linalg.det)),
         (f"solve {batch} x 16x16 f32", ("regular", (batch, 16, 16), f32), (batch, 16, 1),
          (linalg.solve, torch.linalg.solve, cupy and cupy.linalg.solve)),
-    ]
+    ] + svd_cases(quick)
 
 
 def main():
