@@ -2,7 +2,7 @@
 run. Prints milliseconds and the ratios peer / ours (above 1: xpuruntime is faster); asserts
 nothing.
 
-    python benchmarks/bench_cuda_linalg.py [--quick] [--repeat 5]
+    python benchmarks/bench_cuda_linalg.py [--quick] [--repeat 5] [--only svd,cholesky]
 
 Cases: solve 4096 (float32, float64; one right-hand side), cholesky, inv and qr of 4096 x 4096,
 eigh of 2048 x 2048 (float32), det of 10000 8 x 8 matrices and solve of 10000 16 x 16 systems
@@ -127,11 +127,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", default="",
+                        help="comma-separated parts of case names to run (default: all)")
     args = parser.parse_args()
+    only = [part for part in args.only.split(",") if part]
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"cupy {cupy.__version__ if cupy else 'absent'}")
     rows = []
     for seed, (name, (kind, shape, dtype), rhs, fns) in enumerate(cases(args.quick)):
+        if only and not any(part in name for part in only):
+            continue
         a = inputs(kind, shape, dtype, seed)
         b = None if rhs is None else inputs("plain", rhs, dtype, seed + 100)
         operands = {
