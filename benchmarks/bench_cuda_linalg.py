@@ -7,7 +7,7 @@ nothing.
 Cases: solve 4096 (float32, float64; one right-hand side), cholesky, inv and qr of 4096 x 4096,
 eigh of 2048 x 2048 (float32), det of 10000 8 x 8 matrices and solve of 10000 16 x 16 systems
 (the batched routines); svd (reduced) of 2048 x 2048 (float32, float64), of 4096 x 1024 and
-of 64 512 x 512 matrices, svdvals of 2048 x 2048, each also with our kernel pinned to one
+of 64 512 x 512 matrices, svdvals of 2048 x 2048 and 4096 x 1024, each also with our kernel pinned to one
 cuSOLVER routine ("[gesvd]", "[gesvdj]"; ours alone). The inputs are made once on the GPU by PyTorch and
 shared with xpuruntime and CuPy through DLPack (no copies), so every library reads the same
 memory. Timing: one warm-up call each (kernel compiles, handles, workspaces), then `repeat`
@@ -91,7 +91,8 @@ def svd_cases(quick):
             (f"svd {mid} f64", (mid, mid), f64, reduced),
             (f"svd {tall[0]}x{tall[1]} f32", tall, f32, reduced),
             (f"svd {stack[0]} x {stack[1]}x{stack[2]} f32", stack, f32, reduced),
-            (f"svdvals {mid} f32", (mid, mid), f32, values)]:
+            (f"svdvals {mid} f32", (mid, mid), f32, values),
+            (f"svdvals {tall[0]}x{tall[1]} f32", tall, f32, values)]:
         rows.append((name, ("plain", shape, dtype), None, fns))
         for kernel in ("cusolver_gesvd", "cusolver_gesvdj"):
             rows.append((f"{name} [{kernel[9:]}]", ("plain", shape, dtype), None,

@@ -506,8 +506,9 @@ def test_svd_of_rank_deficient_matrices(kernel, name, shape):
 
 @pytest.fixture
 def one_jacobi_sweep():
-    """Jacobi stops after one sweep, which leaves these matrices unconverged: the SVD must
-    do them again with Xgesvd."""
+    """Jacobi stops after one sweep, which leaves matrices past 32 x 32 unconverged: the
+    SVD must do them again with Xgesvd. (Smaller ones cannot test it: on an H200 with CUDA
+    13, gesvdj and gesvdjBatched stopped by the limit on 12 x 12 matrices reported success.)"""
     previous = _core._cuda._svd_jacobi_max_sweeps(1)
     yield
     _core._cuda._svd_jacobi_max_sweeps(previous)
@@ -516,7 +517,7 @@ def one_jacobi_sweep():
 @cuda
 @pytest.mark.parametrize("kernel", ["cusolver", "cusolver_gesvdj"])
 @pytest.mark.parametrize("name", FLOATS)
-@pytest.mark.parametrize("shape", [(40, 40), (3, 40, 40), (70, 40), (40, 70), (4, 12, 12)])
+@pytest.mark.parametrize("shape", [(40, 40), (3, 40, 40), (70, 40), (40, 70)])
 def test_svd_falls_back_to_qr_where_jacobi_does_not_converge(one_jacobi_sweep, kernel, name,
                                                              shape):
     a = random(name, shape)

@@ -113,6 +113,8 @@ enum cublasFillMode_t : int { CUBLAS_FILL_MODE_LOWER = 0, CUBLAS_FILL_MODE_UPPER
   X(cusolverDnXgesvdjSetSortEig, "cusolverDnXgesvdjSetSortEig", (gesvdjInfo_t info, int sort)) \
   X(cusolverDnXgesvdjSetMaxSweeps, "cusolverDnXgesvdjSetMaxSweeps",                         \
     (gesvdjInfo_t info, int max_sweeps))                                                     \
+  X(cusolverDnXgesvdjSetTolerance, "cusolverDnXgesvdjSetTolerance",                         \
+    (gesvdjInfo_t info, double tolerance))                                                   \
   XRT_CUSOLVER_TYPED(X, cusolverDnSgesvdj_bufferSize, cusolverDnDgesvdj_bufferSize,         \
                      cusolverDnCgesvdj_bufferSize, cusolverDnZgesvdj_bufferSize,            \
                      (cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, \

@@ -19,6 +19,7 @@
 // infinity gives NaN singular values.
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <vector>
 
 #include "cpu/linalg_common.h"
@@ -244,8 +245,14 @@ void svd_into(const Context& ctx, const Tensor& x, const SvdOut& out, const char
   Tensor flags = nonfinite_flags(x, Triangle::All);
   const Routine routine = routine_for(driver, count, m, n, out.vectors());
   if (routine != Routine::Qr) {
+    // The machine epsilon of the dtype, as PyTorch sets it.
+    const bool single = x.dtype() == DType::Float32 || x.dtype() == DType::Complex64;
     const int sweeps = svd_jacobi_max_sweeps();
-    XRT_CUSOLVER(cusolverDnXgesvdjSetMaxSweeps, ctx.solver().gesvdj, sweeps ? sweeps : 100);
+    const gesvdjInfo_t params = ctx.solver().gesvdj;
+    XRT_CUSOLVER(cusolverDnXgesvdjSetTolerance, params,
+                 single ? double(std::numeric_limits<float>::epsilon())
+                        : std::numeric_limits<double>::epsilon());
+    XRT_CUSOLVER(cusolverDnXgesvdjSetMaxSweeps, params, sweeps ? sweeps : 100);
   }
   switch (routine) {
     case Routine::JacobiBatched: jacobi_batched_svd(ctx, x, out, codes); break;
