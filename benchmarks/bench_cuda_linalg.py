@@ -7,22 +7,27 @@ nothing.
 Cases: solve 4096 (float32, float64; one right-hand side), cholesky, inv and qr of 4096 x 4096,
 eigh of 2048 x 2048 (float32), det of 10000 8 x 8 matrices and solve of 10000 16 x 16 systems
 (the batched routines); svd (reduced) of 2048 x 2048 (float32, float64), of 4096 x 1024 and
-of 64 512 x 512 matrices, svdvals of 2048 x 2048 and 4096 x 1024, each also with our kernel pinned to one
-cuSOLVER routine ("[gesvd]", "[gesvdj]"; ours alone). The inputs are made once on the GPU by PyTorch and
-shared with xpuruntime and CuPy through DLPack (no copies), so every library reads the same
-memory. Timing: one warm-up call each (kernel compiles, handles, workspaces), then `repeat`
-rounds in which the libraries take turns; each call is bracketed by device synchronisations
-(torch.cuda.synchronize waits for the whole device, xpuruntime's and CuPy's work included);
-the median counts. Every op here that can raise (solve, cholesky, inv, eigh, svd) reads its
-info codes back in all three libraries, so a call includes one device-to-host wait.
+of 64 512 x 512 matrices, svdvals of 2048 x 2048 and 4096 x 1024, each also with our kernel
+pinned to one cuSOLVER routine ("[gesvd]", "[gesvdj]"; ours alone). The inputs are made once
+on the GPU by PyTorch and shared with xpuruntime and CuPy through DLPack (no copies), so
+every library reads the same memory. Timing: one warm-up call each (kernel compiles,
+handles, workspaces), then `repeat` rounds in which the libraries take turns; each call is
+bracketed by device synchronisations (torch.cuda.synchronize waits for the whole device,
+xpuruntime's and CuPy's work included); the median counts. Every op here that can raise
+(solve, cholesky, inv, eigh, svd) reads its info codes back in all three libraries, so a
+call includes one device-to-host wait.
 
 Measured on an H200 (PyTorch 2.11 + cu130, CuPy 14.2), --repeat 3, peer / ours: solve 4096
-f32 0.98 / 1.00, f64 0.98 / 1.00; cholesky 4096 0.42 / 1.02; inv 4096 1.02 / 0.99; eigh 2048
-1.00 / 1.01; svd 2048 0.77 / 1.01; qr 4096 1.00 / 1.01; det of 10000 8x8 2.75 / 6.51; solve of
-10000 16x16 0.91 / 1.33. That run predates two changes: cholesky then called potrf with the
-upper triangle (as CuPy does; PyTorch's lower-triangle call was 2.4x faster), and the
-errors check read every info code back (now 8 bytes). svd: PyTorch calls gesvdj (Jacobi) by
-default and gesvd only when it fails; CuPy and xpuruntime call gesvd.
+f32 0.98 / 1.00, f64 0.98 / 1.00; inv 4096 1.02 / 0.99; eigh 2048 1.00 / 1.01; qr 4096
+1.00 / 1.01; det of 10000 8x8 2.75 / 6.51; solve of 10000 16x16 0.91 / 1.33 (that run
+predates the 8-byte errors check). A later run (--only svd,cholesky): cholesky 4096 1.09 /
+2.61 (tiled transposes; 0.95 before); svd 2048 f32 1.04 / 1.34, f64 1.00 / 1.19, 4096 x 1024
+1.01 / 2.29, 64 x 512^2 1.02 / 1.97; svdvals 2048 1.26 / 1.00. Before gesvdj (the [gesvd]
+rows of that run): svd 2048 f32 0.78, f64 0.84, 4096 x 1024 0.44, 64 x 512^2 0.52. Jacobi's
+tolerance was cuSOLVER's default then; with the dtype's epsilon (as PyTorch) gesvdj's
+svdvals 2048 took 2% longer, and the svd rows were not measured again. svdvals 4096 x 1024
+(gesvdj since): PyTorch 57.3 ms, ours [gesvd] 60.4, [gesvdj] 56.2. PyTorch calls gesvdj
+(Jacobi) by default, CuPy gesvd; see Note [SVD drivers on CUDA] for ours.
 """
 
 import argparse

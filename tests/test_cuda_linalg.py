@@ -456,7 +456,7 @@ def test_eig_of_non_finite_matrices_raises(value):
 # ---- svd and what is built on it ---------------------------------------------------------
 
 SVD_SHAPES = [(1, 1), (3, 3), (5, 3), (3, 5), (4, 6, 6), (4, 7, 3), (2, 3, 5, 9), (70, 40),
-              (40, 70), (2, 40, 33)]
+              (40, 70), (2, 40, 33), (90, 20), (20, 90)]
 # The SVD kernels (Note [SVD drivers on CUDA]): the default chooses per shape, the others
 # run Xgesvd or gesvdj for every shape when a policy pins them.
 SVD_KERNELS = ["cusolver", "cusolver_gesvd", "cusolver_gesvdj"]

@@ -3,16 +3,21 @@
 // of the data).
 //
 // Note [SVD drivers on CUDA]: cuSOLVER has three routines that fit, and each wins
-// somewhere:
+// somewhere (times on an H200, CUDA 13, reduced SVD of Gaussian matrices, Xgesvd / gesvdj):
 //  - gesvdjBatched (Jacobi, one launch for the stack): stacks of matrices up to 32 x 32;
-//  - gesvdj (Jacobi, one call per matrix): singular vectors of larger matrices; PyTorch's
-//    default too, where it took 0.76 of Xgesvd's time on a 2048 x 2048 float32 matrix (H200);
-//  - Xgesvd (QR iteration after a bidiagonal reduction, one call per matrix): singular values
-//    alone, the 64-bit sizes that gesvdj's 32-bit interface cannot take, and the fallback.
+//  - gesvdj (Jacobi, one call per matrix): the singular vectors of larger matrices, as in
+//    PyTorch: 2048^2 float32 287 / 215 ms, float64 427 / 356 ms, 4096 x 1024 float32
+//    130 / 53 ms, 64 matrices 512^2 2269 / 1153 ms; the values alone of a matrix 4 or more
+//    times as tall as wide (4096 x 1024: 60 / 56 ms);
+//  - Xgesvd (QR iteration after a bidiagonal reduction, one call per matrix): the values
+//    alone of the others (2048^2 float32: 141 / 187 ms), the 64-bit sizes that gesvdj's
+//    32-bit interface cannot take, and the fallback.
 // Jacobi stops after a number of sweeps; a matrix it leaves unconverged (info > 0) is
-// done again by Xgesvd, as PyTorch does. The "cusolver" kernel chooses as above; the
-// kernels "cusolver_gesvd" and "cusolver_gesvdj" run one routine for every shape (a
-// KernelPolicy pin, e.g. for ill-conditioned matrices, where Jacobi needs many sweeps).
+// done again by Xgesvd, as PyTorch does. Its tolerance is the dtype's epsilon, as in
+// PyTorch: cuSOLVER's default left pinv of a matrix of condition 1e12 (test_cuda_linalg)
+// 2x outside the test's tolerance. The "cusolver" kernel chooses as above; the kernels
+// "cusolver_gesvd" and "cusolver_gesvdj" run one routine for every shape (a KernelPolicy
+// pin, e.g. for ill-conditioned matrices, where Jacobi can need many more sweeps).
 //
 // All of them wait for their info codes (Note [Linalg errors on CUDA]) and follow the CPU
 // where a matrix is not finite: a NaN raises LinAlgError (LAPACK's gesdd refuses it), an
@@ -230,7 +235,10 @@ Routine routine_for(Driver driver, int64_t count, int64_t m, int64_t n, bool vec
   if (driver == Driver::Qr || !jacobi_fits(m, n)) return Routine::Qr;
   if (driver == Driver::Jacobi) return Routine::Jacobi;
   if (jacobi_batched(count, std::max(m, n))) return Routine::JacobiBatched;
-  return vectors ? Routine::Jacobi : Routine::Qr;
+  // Note: values alone: Xgesvd's 'N' job skips the vectors' work that Jacobi cannot, and
+  // wins on square matrices; on elongated ones Jacobi still wins (the figures above).
+  const bool elongated = std::max(m, n) >= 4 * std::min(m, n);
+  return vectors || elongated ? Routine::Jacobi : Routine::Qr;
 }
 
 // The SVD of x's count matrices (m x n, k = min(m, n) > 0) into out's buffers. Waits for
