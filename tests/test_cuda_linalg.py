@@ -160,6 +160,17 @@ def test_cholesky_matches_numpy(name, shape, upper):
 
 
 @cuda
+def test_cholesky_of_a_stack_longer_than_the_grid():
+    """More than 65535 matrices: the transposes to and from cuSOLVER's layout walk the stack
+    past one grid's z extent."""
+    a = positive_definite("float32", (70000, 3, 3))
+    for upper in (False, True):
+        got = host(linalg.cholesky(on_cuda(a), upper=upper))
+        lower = np.linalg.cholesky(a)
+        close(got, np.conj(mT(lower)) if upper else lower, "float32", 10)
+
+
+@cuda
 def test_cholesky_reads_one_triangle_only():
     a = positive_definite("float64", (5, 5))
     junk = a.copy()
@@ -445,26 +456,82 @@ def test_eig_of_non_finite_matrices_raises(value):
 # ---- svd and what is built on it ---------------------------------------------------------
 
 SVD_SHAPES = [(1, 1), (3, 3), (5, 3), (3, 5), (4, 6, 6), (4, 7, 3), (2, 3, 5, 9), (70, 40),
-              (40, 70), (2, 40, 33)]
+              (40, 70), (2, 40, 33), (90, 20), (20, 90)]
+# The SVD kernels (Note [SVD drivers on CUDA]): the default chooses per shape, the others
+# run Xgesvd or gesvdj for every shape when a policy pins them.
+SVD_KERNELS = ["cusolver", "cusolver_gesvd", "cusolver_gesvdj"]
 
 
-@cuda
-@pytest.mark.parametrize("name", FLOATS)
-@pytest.mark.parametrize("shape", SVD_SHAPES)
-@pytest.mark.parametrize("full", [False, True])
-def test_svd_matches_numpy(name, shape, full):
-    a = random(name, shape)
-    u, s, vh = linalg.svd(on_cuda(a), full_matrices=full)
+def check_svd(a, name, full, got=None):
+    """got (or the SVD of a on CUDA) against NumPy's: the values, the reconstruction, and
+    orthonormal U and Vh; svdvals too."""
+    u, s, vh = got or linalg.svd(on_cuda(a), full_matrices=full)
     eu, es, evh = np.linalg.svd(a, full_matrices=full)
     assert (u.shape, s.shape, vh.shape) == (eu.shape, es.shape, evh.shape)
     u, s, vh = host(u), host(s), host(vh)
     scale = es.max()
     close(s, es, name, scale)
+    assert (np.diff(s, axis=-1) <= 0).all()  # descending
     close(host(linalg.svdvals(on_cuda(a))), es, name, scale)
     k = s.shape[-1]
     close((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, name, scale * 10)
     close(np.conj(mT(u)) @ u, identity_like(u), name, 10)
     close(vh @ np.conj(mT(vh)), identity_like(np.conj(mT(vh))), name, 10)
+
+
+@cuda
+@pytest.mark.parametrize("kernel", SVD_KERNELS)
+@pytest.mark.parametrize("name", FLOATS)
+@pytest.mark.parametrize("shape", SVD_SHAPES)
+@pytest.mark.parametrize("full", [False, True])
+def test_svd_matches_numpy(kernel, name, shape, full):
+    a = random(name, shape)
+    with xrt.kernel_policy(svd=kernel), xrt.explain() as log:
+        check_svd(a, name, full)
+    assert set(log.kernels("svd")) == {kernel}
+
+
+@cuda
+@pytest.mark.parametrize("kernel", SVD_KERNELS)
+@pytest.mark.parametrize("name", ["float32", "complex128"])
+@pytest.mark.parametrize("shape", [(50, 40), (40, 50), (3, 8, 8)])
+def test_svd_of_rank_deficient_matrices(kernel, name, shape):
+    """Rank 3: U and Vh stay orthonormal (Jacobi builds U from A V / s, which the zero
+    singular values leave to be completed) and the zero values come out zero."""
+    a = random(name, shape[:-1] + (3,)) @ random(name, shape[:-2] + (3, shape[-1]))
+    for full in (False, True):
+        with xrt.kernel_policy(svd=kernel):
+            check_svd(a.astype(name), name, full)
+
+
+@pytest.fixture
+def one_jacobi_sweep():
+    """Jacobi stops after one sweep, which leaves matrices past 32 x 32 unconverged: the
+    SVD must do them again with Xgesvd. (Smaller ones cannot test it: on an H200 with CUDA
+    13, gesvdj and gesvdjBatched stopped by the limit on 12 x 12 matrices reported success.)"""
+    previous = _core._cuda._svd_jacobi_max_sweeps(1)
+    yield
+    _core._cuda._svd_jacobi_max_sweeps(previous)
+
+
+@cuda
+@pytest.mark.parametrize("kernel", ["cusolver", "cusolver_gesvdj"])
+@pytest.mark.parametrize("name", FLOATS)
+@pytest.mark.parametrize("shape", [(40, 40), (3, 40, 40), (70, 40), (40, 70)])
+def test_svd_falls_back_to_qr_where_jacobi_does_not_converge(one_jacobi_sweep, kernel, name,
+                                                             shape):
+    a = random(name, shape)
+    with xrt.kernel_policy(svd=kernel):
+        for full in (False, True):
+            check_svd(a, name, full)
+        close(host(linalg.pinv(on_cuda(a))), np.linalg.pinv(a), name,
+              scale=np.abs(np.linalg.pinv(a)).max() * 10)
+
+
+def test_jacobi_sweep_limit_is_validated():
+    with pytest.raises(ValueError, match="sweep limit"):
+        _core._cuda._svd_jacobi_max_sweeps(-1)
+    assert _core._cuda._svd_jacobi_max_sweeps(0) == 0
 
 
 @cuda
@@ -478,22 +545,27 @@ def test_svd_of_empty_matrices_gives_identities():
 
 
 @cuda
-@pytest.mark.parametrize("shape", [(3, 4, 4), (3, 40, 40), (3, 50, 30)])
+@pytest.mark.parametrize("kernel", SVD_KERNELS)
+@pytest.mark.parametrize("shape", [(3, 4, 4), (3, 40, 40), (3, 50, 30), (3, 30, 50)])
 @pytest.mark.parametrize("fn", ["svd", "svdvals", "pinv", "matrix_rank"])
-def test_svd_of_nan_raises_as_the_cpu(shape, fn):
+def test_svd_of_nan_raises_as_the_cpu(kernel, shape, fn):
     a = random("float64", shape)
     a[1, 0, 0] = np.nan
-    with pytest.raises(linalg.LinAlgError, match="did not converge") as info:
+    with xrt.kernel_policy(svd=kernel), pytest.raises(linalg.LinAlgError,
+                                                      match="did not converge") as info:
         getattr(linalg, fn)(on_cuda(a))
     assert str(info.value) == str(_cpu_error(getattr(linalg, fn), a))
 
 
 @cuda
-@pytest.mark.parametrize("shape", [(2, 4, 4), (2, 40, 40)])
-def test_svd_of_infinity_gives_nan_singular_values(shape):
+@pytest.mark.parametrize("kernel", SVD_KERNELS)
+@pytest.mark.parametrize("shape", [(2, 4, 4), (2, 40, 40), (2, 50, 30)])
+def test_svd_of_infinity_gives_nan_singular_values(kernel, shape):
     a = random("float64", shape)
     a[1, 0, 0] = np.inf
-    s = host(linalg.svdvals(on_cuda(a)))
+    with xrt.kernel_policy(svd=kernel):
+        s = host(linalg.svdvals(on_cuda(a)))
+        assert np.isnan(host(linalg.svd(on_cuda(a))[1])[1]).all()
     assert np.isnan(s[1]).all()
     close(s[0], np.linalg.svd(a[0], compute_uv=False), "float64", 10)
     assert host(linalg.matrix_rank(on_cuda(a)))[1] == 0

@@ -5,6 +5,7 @@
 
 #include "bindings.h"
 #include "cuda/cufft.h"
+#include "cuda/cusolver.h"
 #include "cuda/device_info.h"
 #include "cuda/graph.h"
 #include "cuda/runtime.h"
@@ -290,6 +291,9 @@ void bind_cuda(nb::module_& m) {
   bind_fft_plans(c);
   c.def("_dlpack_stream_number", &cuda::dlpack_stream_number, nb::arg("device"),
         "The DLPack stream number of device's current stream (1: legacy default).");
+  c.def("_svd_jacobi_max_sweeps", &cuda::set_svd_jacobi_max_sweeps, nb::arg("sweeps"),
+        "Sets the SVD's Jacobi sweep limit (0: cuSOLVER's default) and returns the previous "
+        "one; a test hook.");
 
   m.def("set_default_device", [](nb::handle device) { set_default_device(checked_device(device)); },
         nb::arg("device").none(),

@@ -1,7 +1,8 @@
 // cpp/kernels/xrt/linalg.cuh: the small kernels around cuSOLVER in linalg on CUDA
 // (cuda/linalg_*.cpp): pointer arrays for the batched routines, identities, non-finite
 // flags per matrix, determinants from LU factors, the SVD's tolerance steps (pinv,
-// matrix_rank) and the unpacking of real eigenvectors.
+// matrix_rank), the unpacking of real eigenvectors and tiled transposes between the
+// row-major tensors and cuSOLVER's column-major matrices.
 //
 // T is float, double or xrt::ew::Complex<float/double>; every matrix stack is contiguous
 // (the host made it so) unless a kernel takes strides. Arithmetic is the elementwise
@@ -180,6 +181,45 @@ __device__ __forceinline__ void real_eigenvectors(const R* vr, const ew::Complex
         ++j;
       }
     }
+  }
+}
+
+/// out(r, c) = in(c, r) for the rows x cols matrices of out (element (r, c) at
+/// r * out_ld + c; in's (c, r) at c * in_ld + r), conjugated when conj is set and zero
+/// outside the triangle asked for (1: lower, c <= r; 2: upper, c >= r). 32 x 32 tiles go
+/// through shared memory so that reads and writes are both coalesced (a strided copy
+/// reads one element per 32-byte sector); blocks of 32 x 8 threads, grid (column tiles,
+/// row tiles, matrices), grid.z walking a stack longer than it.
+template <class T>
+__device__ __forceinline__ void transpose(const T* in, T* out, i64 rows, i64 cols, i64 in_ld,
+                                          i64 out_ld, i64 in_stride, i64 out_stride,
+                                          i64 count, int triangle, int conj) {
+  __shared__ T tile[32][33];  // the extra column keeps a tile's columns in distinct banks
+  const i64 r0 = i64(blockIdx.y) * 32, c0 = i64(blockIdx.x) * 32;
+  const int tx = threadIdx.x;
+  // A tile wholly outside the triangle reads nothing.
+  const bool zero_tile = (triangle == 1 && c0 > r0 + 31) || (triangle == 2 && c0 + 31 < r0);
+  for (i64 b = blockIdx.z; b < count; b += gridDim.z) {
+    const T* src = in + b * in_stride;
+    T* dst = out + b * out_stride;
+    if (!zero_tile)
+      for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+        i64 c = c0 + i, r = r0 + tx;
+        if (c < cols && r < rows) tile[i][tx] = src[c * in_ld + r];
+      }
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+      i64 r = r0 + i, c = c0 + tx;
+      if (r >= rows || c >= cols) continue;
+      T v = value_of<T>(real_t<T>(0));
+      if (!((triangle == 1 && c > r) || (triangle == 2 && c < r))) {
+        v = tile[tx][i];
+        if constexpr (ew::is_complex<T>)
+          if (conj) v.im = -v.im;
+      }
+      dst[r * out_ld + c] = v;
+    }
+    __syncthreads();
   }
 }
 

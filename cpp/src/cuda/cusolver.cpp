@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -109,6 +110,17 @@ void check_cusolver(cusolverStatus_t status, const char* what) {
   if (status == CUSOLVER_STATUS_ALLOC_FAILED) throw OutOfMemoryError(message);
   throw CudaError(message);
 }
+
+namespace {
+std::atomic<int> jacobi_max_sweeps{0};
+}
+
+int set_svd_jacobi_max_sweeps(int sweeps) {
+  if (sweeps < 0) throw ValueError("the sweep limit must be 0 (the default) or positive");
+  return jacobi_max_sweeps.exchange(sweeps);
+}
+
+int svd_jacobi_max_sweeps() { return jacobi_max_sweeps.load(); }
 
 const SolverHandles& solver_handles(int device, CUstream stream) {
   activate(device);

@@ -111,6 +111,20 @@ enum cublasFillMode_t : int { CUBLAS_FILL_MODE_LOWER = 0, CUBLAS_FILL_MODE_UPPER
                       syevjInfo_t params, int batch))                                        \
   X(cusolverDnCreateGesvdjInfo, "cusolverDnCreateGesvdjInfo", (gesvdjInfo_t * info))        \
   X(cusolverDnXgesvdjSetSortEig, "cusolverDnXgesvdjSetSortEig", (gesvdjInfo_t info, int sort)) \
+  X(cusolverDnXgesvdjSetMaxSweeps, "cusolverDnXgesvdjSetMaxSweeps",                         \
+    (gesvdjInfo_t info, int max_sweeps))                                                     \
+  X(cusolverDnXgesvdjSetTolerance, "cusolverDnXgesvdjSetTolerance",                         \
+    (gesvdjInfo_t info, double tolerance))                                                   \
+  XRT_CUSOLVER_TYPED(X, cusolverDnSgesvdj_bufferSize, cusolverDnDgesvdj_bufferSize,         \
+                     cusolverDnCgesvdj_bufferSize, cusolverDnZgesvdj_bufferSize,            \
+                     (cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, \
+                      const void* a, int lda, const void* s, const void* u, int ldu,        \
+                      const void* v, int ldv, int* lwork, gesvdjInfo_t params))              \
+  XRT_CUSOLVER_TYPED(X, cusolverDnSgesvdj, cusolverDnDgesvdj, cusolverDnCgesvdj,            \
+                     cusolverDnZgesvdj,                                                      \
+                     (cusolverDnHandle_t h, cusolverEigMode_t jobz, int econ, int m, int n, \
+                      void* a, int lda, void* s, void* u, int ldu, void* v, int ldv,        \
+                      void* work, int lwork, int* info, gesvdjInfo_t params))                \
   XRT_CUSOLVER_TYPED(X, cusolverDnSgesvdjBatched_bufferSize, cusolverDnDgesvdjBatched_bufferSize, \
                      cusolverDnCgesvdjBatched_bufferSize, cusolverDnZgesvdjBatched_bufferSize, \
                      (cusolverDnHandle_t h, cusolverEigMode_t jobz, int m, int n,           \
@@ -161,6 +175,12 @@ struct SolverHandles {
   gesvdjInfo_t gesvdj = nullptr;         ///< Jacobi defaults, singular values sorted
   CUstream stream = nullptr;
 };
+
+/// gesvdj's and gesvdjBatched's sweep limit: 0 (the default) keeps cuSOLVER's own (100).
+/// A test hook (`_core._cuda._svd_jacobi_max_sweeps`): one sweep leaves most matrices
+/// unconverged, which sends them to the SVD's QR fallback. Returns the previous limit.
+int set_svd_jacobi_max_sweeps(int sweeps);
+int svd_jacobi_max_sweeps();
 
 /// Makes device current and returns the calling thread's handles on it, bound to stream.
 /// Created once per (device, thread) and handed to the next thread when this one ends, as

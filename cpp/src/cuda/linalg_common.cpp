@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <optional>
 
 #include "cuda/allocator.h"
 #include "cuda/codegen.h"
@@ -68,7 +70,7 @@ Tensor column_major_copy(const Tensor& x, int64_t columns) {
   const int64_t rows = x.shape()[nd - 2], cols = x.shape()[nd - 1];
   Tensor w = empty(stack_shape(x, {std::max(columns, cols), rows}), x.dtype(), x.device());
   Tensor view = column_major_view(w, rows, cols);
-  copy_into(view, x);
+  copy_matrices(view, x);
   return w;
 }
 
@@ -108,6 +110,14 @@ Tensor pointer_array(const Context& ctx, const void* base, int64_t stride_bytes,
   long long stride = stride_bytes, n = count;
   launch_helper(ctx, Helper::PointerArray, DType::Float32, false, count, {&o, &b, &stride, &n});
   return out;
+}
+
+void fill_nan(Tensor& values, int64_t index) {
+  const int64_t k = values.shape().back();
+  Tensor row = values.as_strided(Dims{k}, Dims{1},
+                                 values.byte_offset() + index * k * int64_t(values.itemsize()));
+  copy_into(row, full(Dims{}, Scalar::from_float(std::numeric_limits<double>::quiet_NaN()),
+                      values.dtype(), values.device()));
 }
 
 void set_identity(Tensor& t) {
@@ -186,6 +196,78 @@ void conj_into(Tensor& out, const Tensor& in) {
   dispatch(conj, KernelCall{inputs, 1, &out, 1, nullptr});
 }
 
+namespace {
+
+/// A stack of matrices with one element stride between them (0 for a single matrix) and
+/// unit stride along one of the two matrix axes; ld is the other axis's stride.
+struct StackLayout {
+  int64_t ld = 0, matrix_stride = 0;
+};
+
+/// t's layout when its matrices have unit stride along their last axis (row_major) or
+/// the one before it, and its stack dimensions collapse to one stride.
+std::optional<StackLayout> stack_layout(const Tensor& t, bool row_major) {
+  const int nd = t.ndim();
+  const int64_t unit = t.strides()[row_major ? nd - 1 : nd - 2];
+  const int64_t ld = t.strides()[row_major ? nd - 2 : nd - 1];
+  const int64_t along = t.shape()[row_major ? nd - 1 : nd - 2];
+  if (along > 1 && unit != 1) return std::nullopt;
+  StackLayout layout{ld, 0};
+  int64_t expected = -1;  // the stride the next outer stack dimension must have
+  for (int d = nd - 3; d >= 0; --d) {
+    if (t.shape()[d] == 1) continue;
+    if (expected < 0) layout.matrix_stride = t.strides()[d];
+    else if (t.strides()[d] != expected) return std::nullopt;
+    expected = t.strides()[d] * t.shape()[d];
+  }
+  return layout;
+}
+
+constexpr int64_t kTile = 32, kMaxGridYZ = 65535;
+
+}  // namespace
+
+void copy_matrices(Tensor& out, const Tensor& in, Triangle triangle, bool conj) {
+  const int nd = out.ndim();
+  const int64_t rows = out.shape()[nd - 2], cols = out.shape()[nd - 1];
+  const int64_t count = stack_count(out, 2);
+  if (count == 0 || rows == 0 || cols == 0) return;
+  conj = conj && is_complex(out.dtype());
+  // The kernel writes row-major and reads column-major; a copy the other way round is the
+  // same one between the transposed views, whose triangles swap.
+  for (bool swapped : {false, true}) {
+    const int64_t r = swapped ? cols : rows, c = swapped ? rows : cols;
+    auto o = stack_layout(out, !swapped);
+    auto i = stack_layout(in, swapped);
+    if (!o || !i || out.dtype() != in.dtype() || !is_solver_dtype(out.dtype()) ||
+        (r + kTile - 1) / kTile > kMaxGridYZ)
+      continue;
+    Context ctx(out);
+    const void* src = in.data();
+    void* dst = out.data();
+    long long args[7] = {r, c, i->ld, o->ld, i->matrix_stride, o->matrix_stride, count};
+    int tri = static_cast<int>(triangle);
+    if (swapped && triangle != Triangle::All)
+      tri = static_cast<int>(triangle == Triangle::Lower ? Triangle::Upper : Triangle::Lower);
+    int conjugate = conj ? 1 : 0;
+    std::vector<void*> params = {&src, &dst, &args[0], &args[1], &args[2], &args[3],
+                                 &args[4], &args[5], &args[6], &tri, &conjugate};
+    launch_transpose(ctx, out.dtype(), Dim3{static_cast<unsigned>((c + kTile - 1) / kTile),
+                                            static_cast<unsigned>((r + kTile - 1) / kTile),
+                                            static_cast<unsigned>(std::min(count, kMaxGridYZ))},
+                     params);
+    return;
+  }
+  if (triangle != Triangle::All) {
+    triangle_into(out, in, triangle == Triangle::Lower);
+    if (conj) conj_into(out, out);
+  } else if (conj) {
+    conj_into(out, in);
+  } else {
+    copy_into(out, in);
+  }
+}
+
 // ---- helper kernels -------------------------------------------------------------------------
 
 namespace {
@@ -233,6 +315,12 @@ const HelperText& text_of(Helper h) {
       {"xrt_first_nonzero",
        "const int* a, const int* b, long long count, unsigned long long* first",
        "xrt::linalg::first_nonzero(a, b, count, first)"},
+      {"xrt_transpose",
+       "const $T* in, $T* out, long long rows, long long cols, long long in_ld, long long "
+       "out_ld, long long in_stride, long long out_stride, long long count, int triangle, "
+       "int conj",
+       "xrt::linalg::transpose<$T>(in, out, rows, cols, in_ld, out_ld, in_stride, out_stride, "
+       "count, triangle, conj)"},
   };
   return texts[static_cast<int>(h)];
 }
@@ -261,7 +349,8 @@ std::vector<KernelSample> helper_samples() {
     samples.push_back({text_of(h).name, helper_source(h, DType::Float32, false)});
   for (DType d : dtypes) {
     std::string suffix = " " + std::string(dtype_info(d).name);
-    for (Helper h : {Helper::Identity, Helper::NonfiniteFlags, Helper::ScaleRows})
+    for (Helper h : {Helper::Identity, Helper::NonfiniteFlags, Helper::ScaleRows,
+                     Helper::Transpose})
       samples.push_back({text_of(h).name + suffix, helper_source(h, d, false)});
     for (bool p64 : {false, true})
       for (Helper h : {Helper::Det, Helper::LogDet})
@@ -289,10 +378,21 @@ void launch_helper(const Context& ctx, Helper helper, DType dtype, bool pivots64
   launch(fn, grid, {256}, 0, ctx.stream, args.data());
 }
 
+void launch_transpose(const Context& ctx, DType dtype, Dim3 grid, std::vector<void*> args) {
+  char key[48];
+  std::snprintf(key, sizeof key, "linalg/%d/%d/0", static_cast<int>(Helper::Transpose),
+                static_cast<int>(dtype));
+  auto source = [&] { return helper_source(Helper::Transpose, dtype, false); };
+  CUfunction fn = jit_function(ctx.device, key, source, text_of(Helper::Transpose).name);
+  launch(fn, grid, {static_cast<unsigned>(kTile), 8, 1}, 0, ctx.stream, args.data());
+}
+
 void add_solver_kernel(KernelRegistry& registry, const char* op, KernelFn run,
-                       const char* description, CallPredicate accepts) {
-  KernelInfo k = kernel_info(op, "cusolver", std::move(run), description,
-                             [](const DTypeSignature& s) { return is_solver_dtype(s.dtypes[0]); });
+                       const char* description, CallPredicate accepts, int priority,
+                       const char* name) {
+  KernelInfo k = kernel_info(op, name, std::move(run), description,
+                             [](const DTypeSignature& s) { return is_solver_dtype(s.dtypes[0]); },
+                             priority);
   k.accepts = std::move(accepts);
   registry.add(std::move(k));
 }

@@ -110,6 +110,16 @@ std::vector<int32_t> read_back(const Tensor& ints);
 /// A device array of count pointers base + i * stride_bytes (the batched routines' input).
 Tensor pointer_array(const Context& ctx, const void* base, int64_t stride_bytes, int64_t count);
 
+/// The batched Jacobi routines (syevjBatched, gesvdjBatched) take matrices up to this
+/// order; they serve stacks of more than one.
+inline constexpr int64_t kJacobiOrder = 32;
+inline bool jacobi_batched(int64_t count, int64_t order) {
+  return count > 1 && count <= INT32_MAX && order <= kJacobiOrder;
+}
+
+/// Row `index` of the contiguous (count, k) tensor values set to NaN.
+void fill_nan(Tensor& values, int64_t index);
+
 /// Identities in every matrix of the contiguous tensor t.
 void set_identity(Tensor& t);
 
@@ -139,19 +149,33 @@ void triangle_into(Tensor& out, const Tensor& in, bool lower);
 /// out = conj(in) through the elementwise kernel.
 void conj_into(Tensor& out, const Tensor& in);
 
+/// out = in for the matrices of two tensors of one shape, conjugated when conj is set and
+/// zero outside `triangle` (of out's matrices); in must not overlap out. Where one side
+/// is row-major and the other column-major (each with one stride between its matrices:
+/// the copies to and from cuSOLVER's layout) a tiled transpose kernel does it, else the
+/// copy, tril/triu and conj kernels.
+void copy_matrices(Tensor& out, const Tensor& in, Triangle triangle = Triangle::All,
+                   bool conj = false);
+
 /// The small kernels of cpp/kernels/xrt/linalg.cuh.
 enum class Helper {
   PointerArray, Identity, NonfiniteFlags, Det, LogDet, ScaleRows, Rank, RealEigenvectors,
-  FirstNonzero
+  FirstNonzero, Transpose
 };
 /// Launches a helper for dtype (pivots64: int64 pivots, Det/LogDet) with `threads` work
 /// items over grid.x (grid_y blocks in y), args in the order of linalg.cuh's function.
 void launch_helper(const Context& ctx, Helper helper, DType dtype, bool pivots64,
                    int64_t threads, std::vector<void*> args, unsigned grid_y = 1);
 
-/// Registers a cuSOLVER-backed kernel ("cusolver") for op, supporting the solver dtypes.
+/// Launches Helper::Transpose for dtype: blocks of 32 x 8 threads over grid (column tiles,
+/// row tiles, matrices), args in the order of linalg.cuh's transpose.
+void launch_transpose(const Context& ctx, DType dtype, Dim3 grid, std::vector<void*> args);
+
+/// Registers a cuSOLVER-backed kernel (named "cusolver" unless name is given) for op,
+/// supporting the solver dtypes.
 void add_solver_kernel(KernelRegistry& registry, const char* op, KernelFn run,
-                       const char* description, CallPredicate accepts = {});
+                       const char* description, CallPredicate accepts = {}, int priority = 0,
+                       const char* name = "cusolver");
 
 /// Registers the helper sources with kernel_check.h (CI compiles them).
 void register_helper_samples();
@@ -161,5 +185,6 @@ void register_helper_samples();
 namespace xrt::cuda {
 /// The other kernel files of linalg; register_linalg_kernels (kernels.h) calls them.
 void register_linalg_spectral_kernels(KernelRegistry& registry);
+void register_linalg_svd_kernels(KernelRegistry& registry);
 void register_linalg_vector_kernels(KernelRegistry& registry);
 }  // namespace xrt::cuda
