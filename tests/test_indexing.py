@@ -156,6 +156,19 @@ def test_advanced_indices_match_numpy(data, shape):
     assert_tensor_equal(xrt.asarray(a)[xrt_key(key)], expected)
 
 
+def test_an_empty_ellipsis_still_separates_advanced_indices():
+    """NumPy puts the advanced dimensions first when an ellipsis stands between advanced
+    items, even one that covers no axis (hypothesis found [:, mask, ..., 0])."""
+    a = np.arange(120).reshape(2, 3, 4, 5)
+    i, m = np.array([0, 2, 1]), (np.arange(12) % 5 != 0).reshape(3, 4)
+    t = xrt.asarray(a)
+    for key, xkey in [((slice(None), m, Ellipsis, 0), (slice(None), xrt.asarray(m), Ellipsis, 0)),
+                      ((slice(None), i, slice(None), Ellipsis, 0),
+                       (slice(None), xrt.asarray(i), slice(None), Ellipsis, 0)),
+                      ((slice(None), m, 0), (slice(None), xrt.asarray(m), 0))]:
+        assert_tensor_equal(t[xkey], a[key])
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_gather_and_mask_every_dtype(name):
     dtype = numpy_dtype(name)

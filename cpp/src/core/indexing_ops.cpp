@@ -229,7 +229,7 @@ IndexPlan plan_index(const Tensor& x, const TensorIndex& index) {
         mark_basic();
         break;
       case Kind::Ellipsis:
-        if (fill > 0) mark_basic();
+        mark_basic();  // separates advanced items even when it covers no axis, as in NumPy
         keep_axes(fill);
         break;
       case Kind::Boolean:
