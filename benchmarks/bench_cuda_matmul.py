@@ -9,10 +9,10 @@ cuBLASLt, pinned through a KernelPolicy) are measured beside torch.matmul with t
 settings (TF32 allowed only for the tf32 row). Then the host cost of one small (64 x 64)
 matmul, without synchronising.
 
-Measured on the H100 (PyTorch 2.11, cuBLAS 13.1), ratio to PyTorch in the same run:
-float32 0.999 / 0.999, tf32 0.983 / 1.001, float16 1.000 / 0.942, bfloat16 0.946 / 0.981
-(cuBLAS / cuBLASLt); the 64^3 host cost 1.43x PyTorch's with either (19 us, of which the
-plain cuMemAlloc/cuMemFree of the output is a large part until the caching allocator lands).
+Measured on an H200 (PyTorch 2.11, cuBLAS 13.1), ratio to PyTorch in the same run, cuBLAS /
+cuBLASLt: float32 1.000 / 1.000, tf32 1.020 / 1.003, float16 1.000 / 1.001, bfloat16 0.984 /
+0.979 (the profiler shows the same cuBLAS kernel for all three libraries; what is left is
+noise); the 64^3 host cost 0.79x / 0.70x PyTorch's.
 
 Timing: each measurement queues `number` products back to back and synchronises once
 (torch.cuda.synchronize waits for the whole device, so it covers xpuruntime's work on the
