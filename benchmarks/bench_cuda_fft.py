@@ -17,14 +17,12 @@ library time / xpuruntime time (above 1: xpuruntime is faster).
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import table  # noqa: E402
+from common import median_seconds, table  # noqa: E402
 
 import xpuruntime as xrt  # noqa: E402
 
@@ -38,34 +36,6 @@ except ImportError:
     cupy = None
 
 LIBRARIES = ("xpuruntime", "torch", "cupy")
-
-
-def synchronize():
-    xrt.cuda.synchronize()
-    if torch is not None:
-        torch.cuda.synchronize()
-
-
-def timed(fn, repeat):
-    """Mean seconds of `repeat` queued calls, the device synchronized before and after."""
-    synchronize()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    synchronize()
-    return (time.perf_counter() - start) / repeat
-
-
-def seconds(calls, repeat, runs):
-    """Median per library over `runs` rounds (each round times every library in turn)."""
-    for fn in calls.values():  # warm-up: plans, kernels, allocator caches
-        fn()
-        fn()
-    times = {lib: [] for lib in calls}
-    for _ in range(runs):
-        for lib, fn in calls.items():
-            times[lib].append(timed(fn, repeat))
-    return {lib: statistics.median(t) for lib, t in times.items()}
 
 
 def on_device(host):
@@ -142,7 +112,7 @@ def main():
     for name, factor, arrays, calls in cases(np.random.default_rng(0)):
         bound = {lib: (lambda f=calls[lib], x=arrays[lib]: f(x)) for lib in calls
                  if lib in arrays}
-        t = seconds(bound, args.repeat * factor, args.runs)
+        t = median_seconds(bound, args.repeat * factor, args.runs, warmups=2)
         row = [name] + [f"{t[lib] * 1e6:.1f}" if lib in t else "-" for lib in LIBRARIES]
         row += [f"{t[lib] / t['xpuruntime']:.3f}" if lib in t else "-"
                 for lib in ("torch", "cupy")]

@@ -17,9 +17,8 @@ noise); the 64^3 host cost 0.79x / 0.70x PyTorch's.
 Timing: each measurement queues `number` products back to back and synchronises once
 (torch.cuda.synchronize waits for the whole device, so it covers xpuruntime's work on the
 legacy default stream too). The GPU is first heated to its steady clock, the libraries take
-turns in a rotating order, and the median round counts (see the Note in large_row). Every output is kept alive until the round ends: with
-the plain cuMemAlloc/cuMemFree allocator (until the caching allocator lands) each free waits
-for the device, which would otherwise measure the allocator, not the product.
+turns in a rotating order, and the median round counts (see the Note in large_row). Every
+output is kept alive until the round ends, so that no free of a round's outputs is timed.
 """
 
 import argparse

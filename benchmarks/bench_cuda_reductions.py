@@ -15,14 +15,12 @@ reductions is at least 1.05 against PyTorch.
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import table  # noqa: E402
+from common import median_seconds, table  # noqa: E402
 
 import xpuruntime as xrt  # noqa: E402
 
@@ -34,37 +32,6 @@ try:
     import cupy
 except ImportError:
     cupy = None
-
-
-def synchronize():
-    if torch is not None:
-        torch.cuda.synchronize()
-    elif cupy is not None:
-        cupy.cuda.Device().synchronize()
-    else:
-        xrt.cuda.synchronize()
-
-
-def timed(fn, repeat):
-    """Mean seconds of `repeat` queued calls, the device synchronized before and after."""
-    synchronize()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    synchronize()
-    return (time.perf_counter() - start) / repeat
-
-
-def seconds(calls, repeat, runs):
-    """Median per library over `runs` rounds; each round times every library in turn, so
-    that clock and temperature drift reach them alike."""
-    for fn in calls.values():
-        fn()
-    times = {lib: [] for lib in calls}
-    for _ in range(runs):
-        for lib, fn in calls.items():
-            times[lib].append(timed(fn, repeat))
-    return {lib: statistics.median(t) for lib, t in times.items()}
 
 
 def libraries(host):
@@ -114,7 +81,7 @@ def main():
     arrays = libraries(np.random.default_rng(0).random(1 << 28, dtype=np.float32))
     rows = []
     for name, nbytes, calls in cases():
-        t = seconds({lib: (lambda f=calls[lib], x=x: f(x)) for lib, x in arrays.items()},
+        t = median_seconds({lib: (lambda f=calls[lib], x=x: f(x)) for lib, x in arrays.items()},
                     args.repeat, args.runs)
         row = [name] + [f"{nbytes / t[lib] / 1e12:.2f}" if lib in t else "-"
                         for lib in ("xpuruntime", "torch", "cupy")]

@@ -4,8 +4,8 @@ PyTorch and CuPy, measured in the same run on the same data.
 Cases: x[mask] of 1e6 and 1e8 float32 (mask density 50%), nonzero of 1e7 bool, x[mask] = 0
 on 1e8 float32, unique of 1e7 int32 with 1e3 and 1e6 distinct values (with counts), isin
 of 1e7 int32 against 1e4, repeat of 1e7 float32 by 3; unique_counts and unique_inverse
-also with the previous 4-bit radix sort (XPURUNTIME_CUDA_SORT=lsd4), for comparison. Each library's call is timed as a
-user sees it (allocations, and the host's wait for a data-dependent size, included):
+also with the previous 4-bit radix sort (XPURUNTIME_CUDA_SORT=lsd4), for comparison. Each
+library's call is timed as a user sees it (allocations, and the host's wait for a data-dependent size, included):
 calls are queued back to back and the device is synchronized once per run; the libraries
 take turns, and the median of several runs is kept. Prints milliseconds per call and the
 ratios library time / xpuruntime time (above 1: xpuruntime is faster).
@@ -15,14 +15,12 @@ ratios library time / xpuruntime time (above 1: xpuruntime is faster).
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import table  # noqa: E402
+from common import median_seconds, table, with_sort_setting  # noqa: E402
 
 import xpuruntime as xrt  # noqa: E402
 
@@ -36,46 +34,6 @@ except ImportError:
     cupy = None
 
 LIBRARIES = ("xpuruntime", "torch", "cupy")
-
-
-def synchronize():
-    xrt.cuda.synchronize()
-    if torch is not None:
-        torch.cuda.synchronize()
-    if cupy is not None:
-        cupy.cuda.Device().synchronize()
-
-
-def timed(fn, repeat):
-    """Mean seconds of `repeat` queued calls, the device synchronized before and after."""
-    synchronize()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    synchronize()
-    return (time.perf_counter() - start) / repeat
-
-
-def seconds(calls, repeat, runs):
-    """Median per library over `runs` rounds, the libraries in turn within each round."""
-    for fn in calls.values():  # warm-up: compiles, caches, allocator pools
-        fn()
-    times = {lib: [] for lib in calls}
-    for _ in range(runs):
-        for lib, fn in calls.items():
-            times[lib].append(timed(fn, repeat))
-    return {lib: statistics.median(t) for lib, t in times.items()}
-
-
-def with_setting(setting, fn):
-    """fn run with XPURUNTIME_CUDA_SORT=setting (read by the sorts on every call)."""
-    def call():
-        os.environ["XPURUNTIME_CUDA_SORT"] = setting
-        try:
-            return fn()
-        finally:
-            del os.environ["XPURUNTIME_CUDA_SORT"]
-    return call
 
 
 def on_device(host):
@@ -111,8 +69,8 @@ def cases(rng):
             "xpuruntime": lambda u=u: xrt.unique_counts(u["xpuruntime"]),
             "torch": lambda u=u: torch.unique(u["torch"], sorted=True, return_counts=True),
             "cupy": lambda u=u: cupy.unique(u["cupy"], return_counts=True)}
-        yield f"  the same, 4-bit radix sort (lsd4)", {
-            "xpuruntime": with_setting("lsd4", lambda u=u: xrt.unique_counts(u["xpuruntime"])),
+        yield "  the same, 4-bit radix sort (lsd4)", {
+            "xpuruntime": with_sort_setting("lsd4", lambda u=u: xrt.unique_counts(u["xpuruntime"])),
             "torch": lambda u=u: torch.unique(u["torch"], sorted=True, return_counts=True)}
     f = on_device((rng.integers(0, 10**6, size=10**7) / 7).astype(np.float32))
     yield "unique_inverse 1e7 f32, 1e6 values", {
@@ -120,7 +78,7 @@ def cases(rng):
         "torch": lambda: torch.unique(f["torch"], sorted=True, return_inverse=True),
         "cupy": lambda: cupy.unique(f["cupy"], return_inverse=True)}
     yield "  the same, 4-bit radix sort (lsd4)", {
-        "xpuruntime": with_setting("lsd4", lambda: xrt.unique_inverse(f["xpuruntime"])),
+        "xpuruntime": with_sort_setting("lsd4", lambda: xrt.unique_inverse(f["xpuruntime"])),
         "torch": lambda: torch.unique(f["torch"], sorted=True, return_inverse=True)}
     a = on_device(rng.integers(0, 10**5, size=10**7).astype(np.int32))
     t = on_device(rng.integers(0, 10**5, size=10**4).astype(np.int32))
@@ -148,7 +106,7 @@ def main():
     for name, calls in cases(np.random.default_rng(0)):
         calls = {lib: fn for lib, fn in calls.items()
                  if lib == "xpuruntime" or {"torch": torch, "cupy": cupy}[lib] is not None}
-        t = seconds(calls, args.repeat, args.runs)
+        t = median_seconds(calls, args.repeat, args.runs)
         row = [name] + [f"{t[lib] * 1e3:.3f}" if lib in t else "-" for lib in LIBRARIES]
         row += [f"{t[lib] / t['xpuruntime']:.2f}" if lib in t else "-"
                 for lib in ("torch", "cupy")]

@@ -19,14 +19,12 @@ stable sort on the device before it is timed.
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import table  # noqa: E402
+from common import median_seconds, table, with_sort_setting  # noqa: E402
 
 import xpuruntime as xrt  # noqa: E402
 
@@ -40,46 +38,6 @@ except ImportError:
     cupy = None
 
 LIBS = ("xpuruntime", "torch", "cupy")
-
-
-def synchronize():
-    if torch is not None:
-        torch.cuda.synchronize()
-    elif cupy is not None:
-        cupy.cuda.Device().synchronize()
-    else:
-        xrt.cuda.synchronize()
-
-
-def timed(fn, repeat):
-    synchronize()
-    start = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    synchronize()
-    return (time.perf_counter() - start) / repeat
-
-
-def seconds(calls, repeat, runs):
-    """Median per library over `runs` rounds, the libraries in turn within each round."""
-    for fn in calls.values():
-        fn()
-    times = {lib: [] for lib in calls}
-    for _ in range(runs):
-        for lib, fn in calls.items():
-            times[lib].append(timed(fn, repeat))
-    return {lib: statistics.median(t) for lib, t in times.items()}
-
-
-def with_setting(setting, fn):
-    """fn run with XPURUNTIME_CUDA_SORT=setting (read by the sort on every call)."""
-    def call():
-        os.environ["XPURUNTIME_CUDA_SORT"] = setting
-        try:
-            return fn()
-        finally:
-            del os.environ["XPURUNTIME_CUDA_SORT"]
-    return call
 
 
 def host_data(dtype, shape, rng):
@@ -147,7 +105,7 @@ def main():
 
     def measure(name, op, a, **kw):
         status = check(op, a["xpuruntime"], a.get("torch"), kw.get("descending", False))
-        t = seconds(calls_for(op, a, **kw), args.repeat, args.runs)
+        t = median_seconds(calls_for(op, a, **kw), args.repeat, args.runs)
         ms = [f"{t[lib] * 1e3:.3f}" if lib in t else "-" for lib in LIBS]
         ratios = [f"{t[lib] / t['xpuruntime']:.2f}" if lib in t else "-" for lib in LIBS[1:]]
         report(rows, [name, status] + ms + ratios, headers)
@@ -184,8 +142,8 @@ def main():
         a = arrays(host_data(dtype, (1 << e,), rng))
         for op in ("sort", "argsort"):
             calls = calls_for(op, a, cupy_ok=False)
-            calls["lsd4"] = with_setting("lsd4", calls["xpuruntime"])
-            t = seconds(calls, args.repeat, args.runs)
+            calls["lsd4"] = with_sort_setting("lsd4", calls["xpuruntime"])
+            t = median_seconds(calls, args.repeat, args.runs)
             torch_ratio = f"{t['torch'] / t['lsd4']:.2f}" if "torch" in t else "-"
             report(old_rows, [f"{op} {dtype} 2^{e}", f"{t['xpuruntime'] * 1e3:.3f}",
                               f"{t['lsd4'] * 1e3:.3f}", f"{t['lsd4'] / t['xpuruntime']:.2f}",
@@ -211,8 +169,8 @@ def main():
         base = calls_for(op, a, cupy_ok=False)
         calls = {"torch": base["torch"]} if "torch" in base else {}
         for setting in settings:
-            calls[setting] = with_setting(f"onesweep:{setting}", base["xpuruntime"])
-        t = seconds(calls, args.repeat, args.runs)
+            calls[setting] = with_sort_setting(f"onesweep:{setting}", base["xpuruntime"])
+        t = median_seconds(calls, args.repeat, args.runs)
         cells = []
         for setting in settings:
             ratio = f" ({t['torch'] / t[setting]:.2f})" if "torch" in t else ""

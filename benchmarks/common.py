@@ -1,5 +1,8 @@
 """benchmarks/common.py: timing helpers shared by the benchmark scripts."""
 
+import os
+import statistics
+import sys
 import time
 
 
@@ -31,3 +34,52 @@ def table(rows, headers):
     out = [line, "-" * len(line)]
     out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
     return "\n".join(out)
+
+
+# ---- device timing, shared by the bench_cuda_* scripts ----------------------------------
+
+
+def synchronize():
+    """Waits for xpuruntime's device work and that of the peers loaded (torch, cupy)."""
+    import xpuruntime as xrt
+
+    xrt.cuda.synchronize()
+    if "torch" in sys.modules:
+        sys.modules["torch"].cuda.synchronize()
+    if "cupy" in sys.modules:
+        sys.modules["cupy"].cuda.Device().synchronize()
+
+
+def timed(fn, repeat):
+    """Mean seconds of `repeat` queued calls, the device synchronized before and after."""
+    synchronize()
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    synchronize()
+    return (time.perf_counter() - start) / repeat
+
+
+def median_seconds(calls, repeat, runs, warmups=1):
+    """Median per library over `runs` rounds; each round times every library in turn, so
+    that clock and temperature drift reach them alike. Each call runs `warmups` times
+    first (compiles, plans, allocator caches)."""
+    for fn in calls.values():
+        for _ in range(warmups):
+            fn()
+    times = {lib: [] for lib in calls}
+    for _ in range(runs):
+        for lib, fn in calls.items():
+            times[lib].append(timed(fn, repeat))
+    return {lib: statistics.median(t) for lib, t in times.items()}
+
+
+def with_sort_setting(setting, fn):
+    """fn run with XPURUNTIME_CUDA_SORT=setting (read by the CUDA sorts on every call)."""
+    def call():
+        os.environ["XPURUNTIME_CUDA_SORT"] = setting
+        try:
+            return fn()
+        finally:
+            del os.environ["XPURUNTIME_CUDA_SORT"]
+    return call
