@@ -1,14 +1,14 @@
 """benchmarks/bench_cuda_sets.py: CUDA masks, nonzero, unique, isin and repeat against
 PyTorch and CuPy, measured in the same run on the same data.
 
-Cases: x[mask] of 1e6 and 1e8 float32 (mask density 50%), nonzero of 1e7 bool, x[mask] = 0
-on 1e8 float32, unique of 1e7 int32 with 1e3 and 1e6 distinct values (with counts), isin
-of 1e7 int32 against 1e4, repeat of 1e7 float32 by 3; unique_counts and unique_inverse
-also with the previous 4-bit radix sort (XPURUNTIME_CUDA_SORT=lsd4), for comparison. Each
-library's call is timed as a user sees it (allocations, and the host's wait for a
-data-dependent size, included): calls are queued back to back and the device is
-synchronized once per run; the libraries take turns, and the median of several runs is kept. Prints milliseconds per call and the
-ratios library time / xpuruntime time (above 1: xpuruntime is faster).
+Cases: x[mask] of 1e6 and 1e8 float32 (mask density 50%), nonzero of 1e7 bool, x[mask] = 0 on
+1e8 float32, unique of 1e7 int32 with 1e3 and 1e6 distinct values (with counts), isin of 1e7
+int32 against 1e4, repeat of 1e7 float32 by 3; unique_counts and unique_inverse also with the
+previous 4-bit radix sort (XPURUNTIME_CUDA_SORT=lsd4), for comparison. Each library's call is
+timed as a user sees it (allocations, and the host's wait for a data-dependent size, included):
+calls are queued back to back and the device is synchronized once per run; the libraries take
+turns, and the median of several runs is kept. Prints milliseconds per call and the ratios
+library time / xpuruntime time (above 1: xpuruntime is faster).
 
     python benchmarks/bench_cuda_sets.py [--repeat 10] [--runs 5]
 """
