@@ -1,15 +1,14 @@
-"""tests/cuda_helpers.py: what the CUDA runtime and DLPack tests share.
-
-Until xpuruntime's own CUDA kernels land, GPU work in these tests comes from transfers
-(to_device, asarray), DLPack and PyTorch/CuPy kernels running on our streams; a test that
-needs our kernels says so with ``needs_kernels(...)``.
+"""tests/cuda_helpers.py: what the CUDA tests share: fixtures for the peers, busy streams,
+and the comparison of a CUDA result with the CPU's (bit for bit, or the same error).
 """
 
 import os
 
+import numpy as np
 import pytest
 
 import xpuruntime as xrt
+from common import numpy_dtype, tensor, to_numpy
 from dlpack_abi import managed
 
 # JAX would otherwise take 75% of the GPU at import.
@@ -67,3 +66,52 @@ def busy(torch, stream, cycles=SLEEP_CYCLES):
     """Queues a long GPU sleep on our stream, so later work there is visibly delayed."""
     with torch.cuda.stream(torch_stream(torch, stream)):
         torch.cuda._sleep(cycles)
+
+
+# ---- CUDA against the CPU -----------------------------------------------------------------
+
+CUDA_DEVICE = "cuda:0"
+
+
+def small_values(rng, name, shape):
+    """Random values of dtype `name` in [-100, 100] (integers) or [-5, 5] (floats, each part
+    of a complex), so that sums and products stay exact or nearly."""
+    if name == "bool":
+        return rng.random(shape) < 0.5
+    dtype = numpy_dtype(name)
+    if name.startswith(("int", "uint")):
+        info = np.iinfo(dtype)
+        return rng.integers(max(info.min, -100), min(info.max, 100), size=shape,
+                            endpoint=True).astype(dtype)
+    x = rng.uniform(-5, 5, size=shape)
+    if name.startswith("complex"):
+        x = x + 1j * rng.uniform(-5, 5, size=shape)
+    return x.astype(dtype)
+
+
+def both(a):
+    """a as a CPU tensor and as a CUDA tensor."""
+    cpu = tensor(np.asarray(a))
+    return cpu, cpu.to_device(CUDA_DEVICE)
+
+
+def host(t):
+    return to_numpy(t.to_device("cpu") if str(t.device) != "cpu" else t)
+
+
+def same_bits(got, want):
+    """A CUDA result against the CPU's: same dtype, shape and bytes (NaN payloads and signed
+    zeros included)."""
+    assert str(got.device) != "cpu"
+    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
+    g, w = np.ascontiguousarray(host(got)), np.ascontiguousarray(host(want))
+    assert g.tobytes() == w.tobytes(), (g, w)
+
+
+def same_error(run, cpu, gpu, error):
+    """run(cpu) and run(gpu) raise `error` with the same message."""
+    with pytest.raises(error) as want:
+        run(cpu)
+    with pytest.raises(error) as got:
+        run(gpu)
+    assert str(got.value) == str(want.value)

@@ -9,44 +9,26 @@ Without a GPU, the sources of these kernels are compiled for sm_90 by test_cuda_
 compile-all test and by test_index_samples_compile below.
 """
 
+import functools
+
 import numpy as np
 import pytest
 
 import xpuruntime as xrt
-from common import ALL, INTEGER, NUMERIC, numpy_dtype, tensor, to_numpy
+from common import ALL, INTEGER, NUMERIC
+from cuda_helpers import both, host, same_bits, small_values
 
 DEVICE = "cuda:0"
 rng = np.random.default_rng(5)
+values = functools.partial(small_values, rng)
 
 
-def values(name, shape):
-    if name == "bool":
-        return rng.random(shape) < 0.5
-    dtype = numpy_dtype(name)
-    if name.startswith(("int", "uint")):
-        info = np.iinfo(dtype)
-        return rng.integers(max(info.min, -100), min(info.max, 100), size=shape,
-                            endpoint=True).astype(dtype)
-    x = rng.uniform(-5, 5, size=shape)
-    if name.startswith("complex"):
-        x = x + 1j * rng.uniform(-5, 5, size=shape)
-    return x.astype(dtype)
 
 
-def both(a):
-    cpu = tensor(np.asarray(a))
-    return cpu, cpu.to_device(DEVICE)
 
 
-def host(t):
-    return to_numpy(t.to_device("cpu") if str(t.device) != "cpu" else t)
 
 
-def same_bits(got, want):
-    """Same dtype, shape and bytes (NaN payloads and signed zeros included)."""
-    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
-    g, w = np.ascontiguousarray(host(got)), np.ascontiguousarray(host(want))
-    assert g.tobytes() == w.tobytes(), (g, w)
 
 
 def same_error(op_gpu, op_cpu, error=IndexError):

@@ -9,36 +9,28 @@ Without a GPU, the sources are compiled for sm_90 by test_cuda_jit.py's compile-
 (the families register samples with kernel_check.h).
 """
 
+import functools
+
 import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 import xpuruntime as xrt
-from common import ALL, numpy_dtype, tensor, to_numpy
-from cuda_helpers import busy, torch  # noqa: F401 (fixture)
+from common import ALL, numpy_dtype, tensor
+from cuda_helpers import both, busy, host, same_bits, same_error, small_values
+from cuda_helpers import torch  # noqa: F401 (fixture)
 
 DEVICE = "cuda:0"
 OPS = ("nonzero_count", "nonzero", "masked_gather", "masked_scatter")
 cuda = pytest.mark.cuda
 rng = np.random.default_rng(11)
+values = functools.partial(small_values, rng)
 
 # Positions per tile of the compaction kernels are 4096 (2048 for 8- and 16-byte data).
 SIZES = [1, 31, 2047, 2048, 4097, 70001]
 
 
-def values(name, shape):
-    if name == "bool":
-        return rng.random(shape) < 0.5
-    dtype = numpy_dtype(name)
-    if name.startswith(("int", "uint")):
-        info = np.iinfo(dtype)
-        return rng.integers(max(info.min, -100), min(info.max, 100), size=shape,
-                            endpoint=True).astype(dtype)
-    x = rng.uniform(-5, 5, size=shape)
-    if name.startswith("complex"):
-        x = x + 1j * rng.uniform(-5, 5, size=shape)
-    return x.astype(dtype)
 
 
 def sparse(name, shape, density=0.3):
@@ -61,29 +53,12 @@ def mask_of(shape, density=0.5):
     return rng.random(shape) < density
 
 
-def both(a):
-    cpu = tensor(np.asarray(a))
-    return cpu, cpu.to_device(DEVICE)
 
 
-def host(t):
-    return to_numpy(t.to_device("cpu") if str(t.device) != "cpu" else t)
 
 
-def same_bits(got, want):
-    """Same dtype, shape and bytes (NaN payloads and signed zeros included)."""
-    assert str(got.device) != "cpu"
-    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
-    g, w = np.ascontiguousarray(host(got)), np.ascontiguousarray(host(want))
-    assert g.tobytes() == w.tobytes(), (g, w)
 
 
-def same_error(run, cpu, gpu, error):
-    with pytest.raises(error) as want:
-        run(cpu)
-    with pytest.raises(error) as got:
-        run(gpu)
-    assert str(got.value) == str(want.value)
 
 
 def test_native_kernels_registered():

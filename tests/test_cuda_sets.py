@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 import xpuruntime as xrt
-from common import ALL, numpy_dtype, tensor, to_numpy
-from cuda_helpers import busy, torch  # noqa: F401 (fixture)
+from common import ALL, numpy_dtype
+from cuda_helpers import both, busy, host, same_bits, same_error
+from cuda_helpers import torch  # noqa: F401 (fixture)
 
 DEVICE = "cuda:0"
 cuda = pytest.mark.cuda
@@ -63,29 +64,12 @@ def with_specials(a):
     return a
 
 
-def both(a):
-    cpu = tensor(np.asarray(a))
-    return cpu, cpu.to_device(DEVICE)
 
 
-def host(t):
-    return to_numpy(t.to_device("cpu") if str(t.device) != "cpu" else t)
 
 
-def same_bits(got, want):
-    """Same dtype, shape and bytes (NaN payloads and signed zeros included)."""
-    assert str(got.device) != "cpu"
-    assert got.dtype == want.dtype and got.shape == want.shape, (got, want)
-    g, w = np.ascontiguousarray(host(got)), np.ascontiguousarray(host(want))
-    assert g.tobytes() == w.tobytes(), (g, w)
 
 
-def same_error(run, cpu, gpu, error):
-    with pytest.raises(error) as want:
-        run(cpu)
-    with pytest.raises(error) as got:
-        run(gpu)
-    assert str(got.value) == str(want.value)
 
 
 def check_unique(a):
