@@ -22,30 +22,13 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import median_seconds, table  # noqa: E402
+from common import median_seconds, on_device, optional, table  # noqa: E402
 
 import xpuruntime as xrt  # noqa: E402
 
-try:
-    import torch
-except ImportError:
-    torch = None
-try:
-    import cupy
-except ImportError:
-    cupy = None
+torch, cupy = optional("torch"), optional("cupy")
 
 LIBRARIES = ("xpuruntime", "torch", "cupy")
-
-
-def on_device(host):
-    """host on the device in each library that is installed: name -> array."""
-    arrays = {"xpuruntime": xrt.asarray(host, device="cuda:0")}
-    if torch is not None:
-        arrays["torch"] = torch.from_numpy(host).cuda()
-    if cupy is not None:
-        arrays["cupy"] = cupy.asarray(host)
-    return arrays
 
 
 def complex_values(rng, shape):

@@ -20,28 +20,11 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import median_seconds, table  # noqa: E402
+from common import median_seconds, on_device, optional, table  # noqa: E402
 
 import xpuruntime as xrt  # noqa: E402
 
-try:
-    import torch
-except ImportError:
-    torch = None
-try:
-    import cupy
-except ImportError:
-    cupy = None
-
-
-def libraries(host):
-    """The array on the device in each library: name -> array."""
-    arrays = {"xpuruntime": xrt.asarray(host, device="cuda:0")}
-    if torch is not None:
-        arrays["torch"] = torch.from_numpy(host).cuda()
-    if cupy is not None:
-        arrays["cupy"] = cupy.asarray(host)
-    return arrays
+torch, cupy = optional("torch"), optional("cupy")
 
 
 def cases():
@@ -78,7 +61,7 @@ def main():
     if not xrt.cuda.is_available():
         print("CUDA unavailable:", xrt.cuda.why_unavailable())
         return
-    arrays = libraries(np.random.default_rng(0).random(1 << 28, dtype=np.float32))
+    arrays = on_device(np.random.default_rng(0).random(1 << 28, dtype=np.float32))
     rows = []
     for name, nbytes, calls in cases():
         t = median_seconds({lib: (lambda f=calls[lib], x=x: f(x)) for lib, x in arrays.items()},

@@ -24,18 +24,11 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import median_seconds, table, with_sort_setting  # noqa: E402
+from common import median_seconds, on_device, optional, table, with_sort_setting  # noqa: E402
 
 import xpuruntime as xrt  # noqa: E402
 
-try:
-    import torch
-except ImportError:
-    torch = None
-try:
-    import cupy
-except ImportError:
-    cupy = None
+torch, cupy = optional("torch"), optional("cupy")
 
 LIBS = ("xpuruntime", "torch", "cupy")
 
@@ -45,15 +38,6 @@ def host_data(dtype, shape, rng):
         info = np.iinfo(dtype)
         return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
     return rng.standard_normal(shape, dtype=np.float64).astype(dtype)
-
-
-def arrays(host):
-    out = {"xpuruntime": xrt.asarray(host, device="cuda:0")}
-    if torch is not None:
-        out["torch"] = torch.from_numpy(host).cuda()
-    if cupy is not None:
-        out["cupy"] = cupy.asarray(host)
-    return out
 
 
 def check(op, x, t, descending):
@@ -114,18 +98,18 @@ def main():
     exponents = (20, 24) if args.quick else (20, 24, 26)
     for dtype in ("float32", "int32", "int64", "float64"):
         for e in exponents:
-            a = arrays(host_data(dtype, (1 << e,), rng))
+            a = on_device(host_data(dtype, (1 << e,), rng))
             for op in ("sort", "argsort"):
                 measure(f"{op} {dtype} 2^{e}", op, a)
             del a
-    a = arrays(host_data("float32", (1 << 24,), rng))
+    a = on_device(host_data("float32", (1 << 24,), rng))
     for op in ("sort", "argsort"):
         measure(f"{op} float32 2^24 descending", op, a, descending=True)
         measure(f"{op} float32 2^24 stable=False", op, a, stable=False)
     del a
     for shape in ((256, 65536), (16, 1 << 20)):
         for dtype in ("float32", "int64"):
-            a = arrays(host_data(dtype, shape, rng))
+            a = on_device(host_data(dtype, shape, rng))
             for op in ("sort", "argsort"):
                 measure(f"{op} {dtype} {shape[0]}x{shape[1]}", op, a)
             del a
@@ -139,7 +123,7 @@ def main():
     old_headers = ["case", "onesweep ms", "lsd4 ms", "lsd4/onesweep", "torch/lsd4"]
     old_rows = []
     for dtype, e in (("float32", 20), ("float32", 24), ("int64", 24)):
-        a = arrays(host_data(dtype, (1 << e,), rng))
+        a = on_device(host_data(dtype, (1 << e,), rng))
         for op in ("sort", "argsort"):
             calls = calls_for(op, a, cupy_ok=False)
             calls["lsd4"] = with_sort_setting("lsd4", calls["xpuruntime"])
@@ -165,7 +149,7 @@ def main():
         ("float32", 26, "sort", ("16:0", "20:0", "16:4")),
     )
     for dtype, e, op, settings in sweep:
-        a = arrays(host_data(dtype, (1 << e,), rng))
+        a = on_device(host_data(dtype, (1 << e,), rng))
         base = calls_for(op, a, cupy_ok=False)
         calls = {"torch": base["torch"]} if "torch" in base else {}
         for setting in settings:

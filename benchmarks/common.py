@@ -39,6 +39,28 @@ def table(rows, headers):
 # ---- device timing, shared by the bench_cuda_* scripts ----------------------------------
 
 
+def optional(module):
+    """The module, or None when it is not installed (the peers are optional)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+def on_device(host):
+    """The NumPy array host on the GPU in each library installed: name -> array."""
+    import xpuruntime as xrt
+
+    arrays = {"xpuruntime": xrt.asarray(host, device="cuda:0")}
+    if (torch := optional("torch")) is not None:
+        arrays["torch"] = torch.from_numpy(host).cuda()
+    if (cupy := optional("cupy")) is not None:
+        arrays["cupy"] = cupy.asarray(host)
+    return arrays
+
+
 def synchronize():
     """Waits for xpuruntime's device work and that of the peers loaded (torch, cupy)."""
     import xpuruntime as xrt
