@@ -38,4 +38,8 @@ StridedPlan plan_strided(std::initializer_list<const Tensor*> operands);
 /// grid for the rest). 0 when n is 0.
 unsigned grid_blocks(int64_t n, int64_t per_block, unsigned max_blocks = 1u << 20);
 
+inline int64_t ceil_div(int64_t n, int64_t by) { return (n + by - 1) / by; }
+/// n rounded up to a multiple of `to` (scratch buffers carved at aligned offsets).
+inline int64_t round_up(int64_t n, int64_t to) { return ceil_div(n, to) * to; }
+
 }  // namespace xrt::cuda

@@ -163,8 +163,6 @@ struct Launcher {
   void finish(const Spec& spec, const Tensor& partials, Box kept, Box reduced, char* out) const;
 };
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 void Launcher::run(const Spec& spec, const Problem& p, char* out, bool may_split) const {
   if (p.kept.numel == 0) return;
   int64_t count = p.reduced.numel;

@@ -101,7 +101,6 @@ template <class... Args> std::string key_of(const char* format, Args... args) {
   return key;
 }
 
-int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 struct Launch {
   int device;

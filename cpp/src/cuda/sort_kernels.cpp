@@ -13,8 +13,6 @@
 // sets the onesweep pass's items per thread and its launch bound of B blocks per
 // multiprocessor (benchmarks sweep them).
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <tuple>
 
@@ -22,6 +20,7 @@
 #include "cuda/jit.h"
 #include "cuda/kernel_check.h"
 #include "cuda/kernels.h"
+#include "cuda/onesweep.h"
 #include "cuda/radix_sort.h"
 #include "cuda/reduce_common.h"
 #include "xpuruntime/errors.h"
@@ -39,10 +38,6 @@ constexpr int kBlock = 256;           // kBlock of sort.cuh
 constexpr int64_t kTile = 1024;       // kTile of sort.cuh
 constexpr int kBuckets = 16;          // kBuckets of sort.cuh
 constexpr int kScanBlock = 1024;
-constexpr int kRadixThreads = 256;             // THREADS of the onesweep kernels
-constexpr int kRadixUnroll = 8;                // kUnroll of radix_sort.cuh
-constexpr int kRadixDigits = 256;              // kDigits of radix_sort.cuh
-constexpr int64_t kOnesweepRow = int64_t(1) << 30;  // descriptors count in 30 bits
 
 
 /// The kernels of one (dtype, sort or argsort) around the radix passes, in one source.
@@ -88,113 +83,7 @@ std::string search_source(DType dtype) {
          ">(a, a_step, n, sorter, sorter_step, needles, needle_step, m, out, right != 0, error);\n}\n";
 }
 
-/// The shape of the onesweep pass: items per thread (0 selects the 4-bit radix sort) and
-/// the blocks per multiprocessor its registers are held to (0: no bound).
-struct Onesweep {
-  int items = 0, min_blocks = 0;
-};
-
-/// radix_sort.cuh's Payload.
-enum class Payload { None = 0, Position = 1, Carried = 2 };
-
-/// What the onesweep kernels are compiled for: the element type T (a dtype's values, or
-/// the unsigned keys of radix_sort_pairs), what travels with the keys, the passes (bytes
-/// of the keys sorted by), whether zeros and NaNs are restored (a float value sort),
-/// whether the keys are the result (with uint32 positions: radix_sort_encoded).
-struct OnesweepKind {
-  DType dtype;
-  Payload payload;
-  int passes;
-  bool specials;
-  bool keys_out = false;
-};
-
-OnesweepKind sort_kind(DType dtype, bool arg) {
-  return {dtype, arg ? Payload::Position : Payload::None, static_cast<int>(itemsize(dtype)),
-          !arg && is_floating(dtype)};
-}
-
-/// radix_sort_pairs' keys: uint32 or uint64 sorted by ceil(bits / 8) bytes, with or without
-/// a payload.
-OnesweepKind pairs_kind(bool wide, bool payload, int bits) {
-  return {wide ? DType::UInt64 : DType::UInt32, payload ? Payload::Carried : Payload::None,
-          (bits + 7) / 8, false};
-}
-
-/// radix_sort_encoded's: the keys of dtype's values, with or without their positions.
-OnesweepKind encoded_kind(DType dtype, bool positions) {
-  return {dtype, positions ? Payload::Position : Payload::None, static_cast<int>(itemsize(dtype)),
-          false, true};
-}
-
-/// The onesweep radix kernels of one (kind, pass shape).
-std::string onesweep_source(const OnesweepKind& kind, const Onesweep& shape) {
-  const std::string t = device_type(kind.dtype);
-  const std::string payload = std::to_string(static_cast<int>(kind.payload));
-  const std::string passes = std::to_string(kind.passes);
-  const std::string specials = kind.specials ? "true" : "false";
-  const std::string threads = std::to_string(kRadixThreads);
-  std::string s =
-      "#include \"xrt/radix_sort.cuh\"\n"
-      "namespace xrt_radix_types { typedef " + t + " T; typedef xrt::sort::Key<T>::S S; }\n"
-      "using xrt_radix_types::T;\nusing xrt_radix_types::S;\nusing xrt::index_t;\n"
-      "using xrt::uint32_t;\n"
-      "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_upsweep("
-      "const T* in, uint32_t* hist, uint32_t* row_specials, uint32_t* chunk_specials, "
-      "index_t n, index_t chunk, index_t chunks, int descending) {\n"
-      "  xrt::radix::upsweep<T, " + threads + ", " + specials + ", " + passes +
-      ">(in, hist, row_specials, chunk_specials, n, chunk, chunks, descending != 0);\n}\n"
-      "extern \"C\" __global__ void __launch_bounds__(256) xrt_radix_plan(uint32_t* hist, "
-      "uint32_t* masks, index_t n) {\n  xrt::radix::plan<" + passes + ">(hist, masks, n);\n}\n"
-      "extern \"C\" __global__ void __launch_bounds__(" + threads +
-      (shape.min_blocks > 0 ? ", " + std::to_string(shape.min_blocks) : std::string()) +
-      ") xrt_radix_pass("
-      "const T* in, void* out, const uint32_t* in_index, uint32_t* out_index, S* keys0, "
-      "S* keys1, uint32_t* index0, uint32_t* index1, const uint32_t* bins, "
-      "const uint32_t* masks, uint32_t* desc, uint32_t* counter, index_t n, index_t tiles, "
-      "int pass, int descending) {\n"
-      "  xrt::radix::pass<T, " + payload + ", " + threads + ", " + std::to_string(shape.items) +
-      ", " + passes + ", " + (kind.keys_out ? "true" : "false") +
-      ">(in, out, in_index, out_index, keys0, keys1, index0, index1, bins, masks, desc, "
-      "counter, n, tiles, pass, descending != 0);\n}\n";
-  if (kind.specials)
-    s += "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_fixup("
-         "const T* in, T* out, const uint32_t* row_specials, const uint32_t* chunk_specials, "
-         "index_t n, index_t chunk, index_t chunks, int descending) {\n"
-         "  xrt::radix::fixup<T, " + threads + ">(in, out, row_specials, chunk_specials, n, "
-         "chunk, chunks, descending != 0);\n}\n";
-  return s;
-}
-
 int64_t key_bytes(DType d) { return itemsize(d) > 4 ? 8 : 4; }
-
-int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
-int64_t ceil_div(int64_t v, int64_t by) { return (v + by - 1) / by; }
-
-/// The pass shape for keys of dtype. XPURUNTIME_CUDA_SORT (read per call so that a
-/// benchmark can switch) may say "lsd4", or "onesweep:ITEMS[:MIN_BLOCKS]".
-// Note: the pass needs 64 to 80 registers, so 3 or 4 blocks share a multiprocessor with
-// no launch bound. On an H200, 16 items per thread (4-byte keys) and 12 (8-byte keys) were
-// the fastest of 8, 12, 16 and 20 at 2^20 to 2^26 keys (bench_cuda_sort.py sweeps them).
-Onesweep onesweep_shape(DType dtype, bool arg) {
-  const int64_t key_size = itemsize(dtype);
-  Onesweep shape{key_size > 4 ? 12 : 16, 0};
-  if (const char* env = std::getenv("XPURUNTIME_CUDA_SORT"); env && *env) {
-    if (std::strcmp(env, "lsd4") == 0) return {};
-    if (std::strncmp(env, "onesweep:", 9) == 0) {
-      // A tile of keys (or indices, exchanged after them) shares 48 KB of static shared
-      // memory with 10.1 KB of counts; more than 24 items would spill registers.
-      const int64_t slot = std::max<int64_t>(key_size, arg ? 4 : 0);
-      const int64_t most = std::min<int64_t>(24, (48 * 1024 - 10752) / (kRadixThreads * slot));
-      char* rest = nullptr;
-      long items = std::strtol(env + 9, &rest, 10);
-      if (items >= 1 && items <= most) shape.items = static_cast<int>(items);
-      if (rest && *rest == ':')
-        shape.min_blocks = static_cast<int>(std::clamp(std::strtol(rest + 1, nullptr, 10), 0L, 8L));
-    }
-  }
-  return shape;
-}
 
 /// What the sort of contiguous rows needs to know.
 struct SortJob {
@@ -229,131 +118,6 @@ template <class Fn> void lsd4_sort(const SortJob& job, Fn&& fn) {
                               rows, n, kb == 8, 8 * static_cast<int>(itemsize(job.dtype)));
   void* gp[] = {&in_ptr, &out_ptr, &index[from], &rows_arg, &n_arg};
   launch(fn("xrt_sort_gather"), {stream_blocks}, {kBlock}, 0, job.stream, gp);
-}
-
-/// Carves one scratch allocation into 256-byte aligned pieces.
-class Carver {
- public:
-  explicit Carver(char* base) : at_(base) {}
-  template <class P = char> P* take(int64_t bytes) {
-    char* p = at_;
-    at_ += round_up(bytes, 256);
-    return reinterpret_cast<P*>(p);
-  }
-  char* at() const { return at_; }
-
- private:
-  char* at_;
-};
-
-/// The rows one onesweep sort reads and writes: in (values, or keys already encoded, with
-/// their payload in in_index for Payload::Carried) and out (values, int64 positions for
-/// Payload::Position, or keys with their payload in out_index). spare_keys / spare_index
-/// (may be null) are buffers of the rows' size the sort may use once its first pass is
-/// done (the caller's input buffers of radix_sort_pairs).
-struct OnesweepRows {
-  const char* in;
-  char* out;
-  const uint32_t* in_index;
-  uint32_t* out_index;
-  char* spare_keys;
-  uint32_t* spare_index;
-  bool descending;
-  int64_t rows, n;
-  Device device;
-  CUstream stream;
-};
-
-// Note [Onesweep launches]: one scratch allocation holds, first, what must start at zero
-// (digit counts, the float sort's row counts, the tile counters and the look-back
-// descriptors of every pass: one memset), then the masks, the chunk counts and the
-// ping-pong buffers of keys (and indices when a payload travels). Everything is enqueued
-// on the current stream; which passes run and where keys are is decided on the device, so
-// the host never waits. The first pass that moves a row reads the input, the last writes
-// the output, so the result's place is known to the host whatever passes are skipped.
-// Upsweep chunks are sized to give about 8 blocks per multiprocessor.
-void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Onesweep& shape) {
-  const DType dtype = kind.dtype;
-  const int device = job.device.index;
-  const int64_t rows = job.rows, n = job.n, total = rows * n;
-  const int passes = kind.passes;
-  const bool specials = kind.specials, payload = kind.payload != Payload::None;
-  const int64_t tile = int64_t(kRadixThreads) * shape.items;
-  int64_t tiles = ceil_div(n, tile);
-  const int64_t step = int64_t(kRadixThreads) * kRadixUnroll;
-  int64_t chunk = round_up(std::max(step, ceil_div(total, int64_t(sm_count(device)) * 8)), step);
-  int64_t chunks = ceil_div(n, chunk);
-  if (rows * std::max(tiles, chunks) > (int64_t(1) << 31) - 1)
-    throw UnsupportedOperationError("sort on CUDA: too many tiles for one launch");
-  const int64_t descriptors = int64_t(passes) * rows * tiles * kRadixDigits;
-  const int64_t zeroed = round_up(rows * passes * kRadixDigits * 4, 256) +
-                         round_up(specials ? rows * 16 : 0, 256) + round_up(passes * 4, 256) +
-                         descriptors * 4;
-  // A single pass reads the input and writes the output: no keys in between.
-  const int64_t key_buffer = passes > 1 ? round_up(total * itemsize(dtype), 256) : 0;
-  const int64_t index_buffer = passes > 1 && payload ? round_up(total * 4, 256) : 0;
-  const int64_t bytes = zeroed + round_up(rows * 4, 256) +
-                        round_up(specials ? rows * chunks * 8 : 0, 256) +
-                        (job.spare_keys ? 1 : 2) * key_buffer +
-                        (job.spare_index ? 1 : 2) * index_buffer;
-  Tensor work = device_scratch(bytes, job.device);
-  Carver carve(work.data());
-  uint32_t* hist = carve.take<uint32_t>(rows * passes * kRadixDigits * 4);
-  uint32_t* row_specials = carve.take<uint32_t>(specials ? rows * 16 : 0);
-  uint32_t* counters = carve.take<uint32_t>(passes * 4);
-  uint32_t* desc = carve.take<uint32_t>(descriptors * 4);
-  XRT_CU(cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(work.data()), 0u,
-         static_cast<size_t>(zeroed / 4), job.stream);
-  uint32_t* masks = carve.take<uint32_t>(rows * 4);
-  uint32_t* chunk_specials = carve.take<uint32_t>(specials ? rows * chunks * 8 : 0);
-  // The k-th pass that moves a row (k from 0, not the last) writes keys[k % 2] there:
-  // keys[1] is first written once the input was read, so the caller's input may be it.
-  char* keys[2] = {carve.take(key_buffer),
-                   job.spare_keys ? job.spare_keys : carve.take(key_buffer)};
-  uint32_t* index[2] = {carve.take<uint32_t>(index_buffer),
-                        job.spare_index ? job.spare_index : carve.take<uint32_t>(index_buffer)};
-
-  std::string key = "radix/" + std::string(dtype_info(dtype).name) + "/" +
-                    std::to_string(static_cast<int>(kind.payload)) + "/" +
-                    std::to_string(passes) + (kind.keys_out ? "k/" : "/") +
-                    std::to_string(shape.items) + "/" +
-                    std::to_string(shape.min_blocks);
-  auto fn = [&](const char* name) {
-    return jit_function(device, key, [&] { return KernelSource{onesweep_source(kind, shape)}; },
-                        name);
-  };
-  const char* in = job.in;
-  char* out = job.out;
-  const uint32_t* in_index = job.in_index;
-  uint32_t* out_index = job.out_index;
-  int descending = job.descending ? 1 : 0;
-  int64_t n_arg = n;
-  const CUstream stream = job.stream;
-  const unsigned chunk_blocks = static_cast<unsigned>(rows * chunks);
-  {
-    void* params[] = {&in, &hist, &row_specials, &chunk_specials, &n_arg, &chunk, &chunks,
-                      &descending};
-    launch(fn("xrt_radix_upsweep"), {chunk_blocks}, {kRadixThreads}, 0, stream, params);
-  }
-  {
-    void* params[] = {&hist, &masks, &n_arg};
-    launch(fn("xrt_radix_plan"), {static_cast<unsigned>(rows)}, {kRadixDigits}, 0, stream,
-           params);
-  }
-  CUfunction pass_fn = fn("xrt_radix_pass");
-  for (int pass = 0; pass < passes; ++pass) {
-    uint32_t* pass_desc = desc + int64_t(pass) * rows * tiles * kRadixDigits;
-    uint32_t* counter = counters + pass;
-    void* params[] = {&in, &out, &in_index, &out_index, &keys[0], &keys[1], &index[0],
-                      &index[1], &hist, &masks, &pass_desc, &counter, &n_arg, &tiles, &pass,
-                      &descending};
-    launch(pass_fn, {static_cast<unsigned>(rows * tiles)}, {kRadixThreads}, 0, stream, params);
-  }
-  if (specials) {
-    void* params[] = {&in, &out, &row_specials, &chunk_specials, &n_arg, &chunk, &chunks,
-                      &descending};
-    launch(fn("xrt_radix_fixup"), {chunk_blocks}, {kRadixThreads}, 0, stream, params);
-  }
 }
 
 template <bool Arg> void sort_kernel(const KernelCall& call) {
@@ -544,20 +308,6 @@ int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n,
     launch(scatter, {tile_blocks}, {kBlock}, 0, stream, xp);
   }
   return from;
-}
-
-bool radix_sort_encoded(int device, DType dtype, const void* values, int64_t n, void* keys,
-                        uint32_t* positions, void* spare_keys, uint32_t* spare_positions) {
-  if (is_complex(dtype) || itemsize(dtype) != key_bytes(dtype)) return false;
-  const Onesweep shape = onesweep_shape(dtype, positions != nullptr);
-  if (shape.items == 0 || n >= kOnesweepRow) return false;
-  if (n == 0) return true;
-  OnesweepRows rows{static_cast<const char*>(values), static_cast<char*>(keys), nullptr,
-                    positions, static_cast<char*>(spare_keys), spare_positions, false, 1, n,
-                    Device{DeviceType::CUDA, static_cast<int16_t>(device)},
-                    current_stream(device)};
-  onesweep_sort(encoded_kind(dtype, positions != nullptr), rows, shape);
-  return true;
 }
 
 void register_sort_kernels(KernelRegistry& registry) {
