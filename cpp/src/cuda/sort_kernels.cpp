@@ -5,7 +5,7 @@
 // sort/argsort view the tensors with the sort axis last; a non-contiguous input is copied
 // contiguous first, and a result whose view is not contiguous is sorted into a buffer and
 // copied into place. Rows of up to kShortRow elements are sorted a block each (bitonic, in
-// shared memory); longer rows by the onesweep LSD radix sort of radix_sort.cuh (8-bit
+// shared memory); longer rows by the onesweep LSD radix sort (onesweep.cpp, radix_sort.cuh: 8-bit
 // digits, all rows at once, passes that move nothing skipped on the device), which also
 // sorts the pre-encoded (key, payload) pairs of radix_sort_pairs (unique, isin). Rows of
 // 2^30 elements and more take the first radix sort (4-bit digits, sort.cuh), which
