@@ -10,13 +10,12 @@
 // scratch of work queued on one stream is never reused by another stream.
 #include "cuda/cublas.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "cuda/allocator.h"
+#include "cuda/library_table.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/cuda_loader.h"
 #include "xpuruntime/errors.h"
@@ -40,35 +39,9 @@ const char* status_name(cublasStatus_t status) {
   }
 }
 
-// The dlopen handle of a library, or CudaError saying how to get it.
-void* open_or_explain(Library library, const LibraryStatus& st, const char* what) {
-  void* handle = library_handle(library);
-  if (handle) return handle;
-  throw CudaError(std::string(what) + " is not available: " +
-                  (st.reason.empty() ? "the library was not found" : st.reason) +
-                  ". Install it with `pip install nvidia-cublas` (or `pip install "
-                  "xpuruntime[cuda]`), or point CUDA_HOME at a CUDA toolkit");
-}
-
-template <class Api, class Fill>
-Api load_table(Library library, const LibraryStatus& st, const char* what, Fill fill) {
-  void* handle = open_or_explain(library, st, what);
-  Api api;
-  std::string missing;
-  fill(api, [&](const char* symbol) {
-    void* p = dlsym(handle, symbol);
-    if (!p) missing += std::string(missing.empty() ? "" : ", ") + symbol;
-    return p;
-  });
-  if (!missing.empty())
-    throw CudaError(std::string(what) + " at " + st.path + " is too old for xpuruntime: it lacks " +
-                    missing + " (CUDA 12 or newer is needed)");
-  return api;
-}
-
 CublasApi load_cublas() {
-  return load_table<CublasApi>(Library::Cublas, status().cublas, "cuBLAS",
-                               [](CublasApi& api, auto resolve) {
+  return load_library_table<CublasApi>(Library::Cublas, "cuBLAS", "nvidia-cublas",
+                                       [](CublasApi& api, auto resolve) {
 #define XRT_RESOLVE_CUBLAS_FN(name, symbol, params) \
   api.name = reinterpret_cast<decltype(api.name)>(resolve(symbol));
     XRT_CUBLAS_FUNCTIONS(XRT_RESOLVE_CUBLAS_FN)
@@ -76,8 +49,8 @@ CublasApi load_cublas() {
 }
 
 CublasLtApi load_cublaslt() {
-  return load_table<CublasLtApi>(Library::CublasLt, status().cublaslt, "cuBLASLt",
-                                 [](CublasLtApi& api, auto resolve) {
+  return load_library_table<CublasLtApi>(Library::CublasLt, "cuBLASLt", "nvidia-cublas",
+                                         [](CublasLtApi& api, auto resolve) {
     XRT_CUBLASLT_FUNCTIONS(XRT_RESOLVE_CUBLAS_FN)
 #undef XRT_RESOLVE_CUBLAS_FN
   });

@@ -23,8 +23,6 @@
 //  - The caches are never destroyed: at process exit the driver may already be gone.
 #include "cuda/cufft.h"
 
-#include <dlfcn.h>
-
 #include <list>
 #include <memory>
 #include <mutex>
@@ -34,6 +32,7 @@
 
 #include "cuda/allocator.h"
 #include "cuda/graph.h"
+#include "cuda/library_table.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/cuda_loader.h"
 #include "xpuruntime/cuda_memory.h"
@@ -63,26 +62,13 @@ const char* result_name(cufftResult result) {
 }
 
 CufftApi load_cufft() {
-  void* handle = library_handle(Library::Cufft);
-  if (!handle) {
-    LibraryStatus st = library_status(Library::Cufft);
-    throw CudaError("cuFFT is not available: " +
-                    (st.reason.empty() ? std::string("the library was not found") : st.reason) +
-                    ". Install it with `pip install nvidia-cufft` (or `pip install "
-                    "xpuruntime[cuda]`), or point CUDA_HOME at a CUDA toolkit");
-  }
-  CufftApi api;
-  std::string missing;
-#define XRT_RESOLVE_CUFFT_FN(name, params)                                   \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name));     \
-  if (!api.name) missing += std::string(missing.empty() ? "" : ", ") + #name;
-  XRT_CUFFT_FUNCTIONS(XRT_RESOLVE_CUFFT_FN)
+  return load_library_table<CufftApi>(Library::Cufft, "cuFFT", "nvidia-cufft",
+                                      [](CufftApi& api, auto resolve) {
+#define XRT_RESOLVE_CUFFT_FN(name, params) \
+  api.name = reinterpret_cast<decltype(api.name)>(resolve(#name));
+    XRT_CUFFT_FUNCTIONS(XRT_RESOLVE_CUFFT_FN)
 #undef XRT_RESOLVE_CUFFT_FN
-  if (!missing.empty())
-    throw CudaError("cuFFT at " + library_status(Library::Cufft).path +
-                    " is too old for xpuruntime: it lacks " + missing +
-                    " (CUDA 12 or newer is needed)");
-  return api;
+  });
 }
 
 // ---- plans ---------------------------------------------------------------------------------

@@ -6,13 +6,12 @@
 // allocator on the stream they run on, and a handle owns no memory of its own.
 #include "cuda/cusolver.h"
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "cuda/library_table.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/cuda_loader.h"
 #include "xpuruntime/errors.h"
@@ -38,32 +37,17 @@ const char* status_name(cusolverStatus_t status) {
 }
 
 CusolverApi load_cusolver() {
-  void* handle = library_handle(Library::Cusolver);
-  LibraryStatus st = library_status(Library::Cusolver);
-  if (!handle)
-    throw CudaError("cuSOLVER is not available: " +
-                    (st.reason.empty() ? std::string("the library was not found") : st.reason) +
-                    ". Install it with `pip install nvidia-cusolver` (or `pip install "
-                    "xpuruntime[cuda]`), or point CUDA_HOME at a CUDA toolkit");
-  CusolverApi api;
-  std::string missing;
-  auto resolve = [&](const char* symbol, bool required) {
-    void* p = dlsym(handle, symbol);
-    if (!p && required) missing += std::string(missing.empty() ? "" : ", ") + symbol;
-    return p;
-  };
+  return load_library_table<CusolverApi>(Library::Cusolver, "cuSOLVER", "nvidia-cusolver",
+                                         [](CusolverApi& api, auto resolve) {
 #define XRT_RESOLVE_REQUIRED(name, symbol, params) \
-  api.name = reinterpret_cast<decltype(api.name)>(resolve(symbol, true));
+  api.name = reinterpret_cast<decltype(api.name)>(resolve(symbol));
 #define XRT_RESOLVE_OPTIONAL(name, symbol, params) \
   api.name = reinterpret_cast<decltype(api.name)>(resolve(symbol, false));
-  XRT_CUSOLVER_FUNCTIONS(XRT_RESOLVE_REQUIRED)
-  XRT_CUSOLVER_OPTIONAL_FUNCTIONS(XRT_RESOLVE_OPTIONAL)
+    XRT_CUSOLVER_FUNCTIONS(XRT_RESOLVE_REQUIRED)
+    XRT_CUSOLVER_OPTIONAL_FUNCTIONS(XRT_RESOLVE_OPTIONAL)
 #undef XRT_RESOLVE_REQUIRED
 #undef XRT_RESOLVE_OPTIONAL
-  if (!missing.empty())
-    throw CudaError("cuSOLVER at " + st.path + " is too old for xpuruntime: it lacks " + missing +
-                    " (CUDA 12 or newer is needed; `pip install -U nvidia-cusolver`)");
-  return api;
+  });
 }
 
 struct Pool {
