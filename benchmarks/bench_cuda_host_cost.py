@@ -27,7 +27,7 @@ def main():
     import cupy as cp
     import torch
 
-    pieces = xrt._core._cuda_host_costs(200000)
+    pieces = xrt._core._cuda._host_costs(200000)
     rows = [(f"C++: {k[:-3]}", f"{v / 1000:.3f} us", "", "") for k, v in pieces.items()]
 
     ta, tb = torch.rand(16, device="cuda"), torch.rand(16, device="cuda")

@@ -264,7 +264,7 @@ def host(t):
 @pytest.fixture(scope="module")
 def warm():
     """Compiles every dense kernel once, on all cores (NVRTC takes ~0.3 s a kernel)."""
-    xrt._core._cuda_elementwise_warm(0, 16)
+    xrt._core._cuda._elementwise_warm(0, 16)
 
 
 @pytest.mark.cuda

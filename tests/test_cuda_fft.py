@@ -89,7 +89,7 @@ def test_frequencies_are_native(op):
 def test_fft_samples_compile():
     if not xrt.cuda.status()["nvrtc"]["found"]:
         pytest.skip("NVRTC is not installed (pip install nvidia-cuda-nvrtc)")
-    result = xrt._core._cuda_compile_all(arch="sm_90", family="fft")
+    result = xrt._core._cuda._compile_all(arch="sm_90", family="fft")
     assert result["failures"] == []
     assert result["compiled"] >= 20
 
@@ -422,7 +422,7 @@ def test_explain_names_the_cufft_kernels():
 MISSING_CUFFT = """
 import numpy as np
 import xpuruntime as xrt
-xrt._core.set_cuda_search_paths([])  # cuFFT is opened on first use: hide the wheels
+xrt._core._cuda.set_search_paths([])  # cuFFT is opened on first use: hide the wheels
 x = xrt.asarray(np.ones(8, np.complex64), device="cuda:0")
 try:
     xrt.fft.fft(x)

@@ -52,7 +52,7 @@ def run_python(code, env_extra):
 # ---- compilation (no GPU) ----------------------------------------------------------------
 
 def test_compiles_a_cubin_for_sm90():
-    cubin = _core._cuda_compile(TINY, "tiny", arch="sm_90")
+    cubin = _core._cuda._compile(TINY, "tiny", arch="sm_90")
     assert cubin[:4] == b"\x7fELF"
     (machine,) = struct.unpack_from("<H", cubin, 18)
     assert machine == 190  # EM_CUDA: device code (SASS), not PTX text
@@ -61,12 +61,12 @@ def test_compiles_a_cubin_for_sm90():
 def test_embedded_headers_are_included():
     source = ('#include "xrt/copy.cuh"\nextern "C" __global__ void k(xrt::float16* o, '
               "const xrt::complex128* i) { o[0] = xrt::cast_value<xrt::float16>(i[0]); }")
-    assert _core._cuda_compile(source, "k")[:4] == b"\x7fELF"
+    assert _core._cuda._compile(source, "k")[:4] == b"\x7fELF"
 
 
 def test_syntax_error_raises_cuda_error_with_the_log():
     with pytest.raises(xrt.CudaError) as info:
-        _core._cuda_compile(TINY.replace("2.0f;", "2.0f"), "tiny")
+        _core._cuda._compile(TINY.replace("2.0f;", "2.0f"), "tiny")
     message = str(info.value)
     assert "'tiny'" in message and "sm_90" in message
     assert "error" in message and 'expected a ";"' in message
@@ -74,15 +74,15 @@ def test_syntax_error_raises_cuda_error_with_the_log():
 
 def test_unknown_header_and_unsupported_arch_are_errors():
     with pytest.raises(xrt.CudaError, match="xrt/missing.cuh"):
-        _core._cuda_compile('#include "xrt/missing.cuh"\n' + TINY, "tiny")
+        _core._cuda._compile('#include "xrt/missing.cuh"\n' + TINY, "tiny")
     with pytest.raises(xrt.CudaError, match="cannot compile for sm_10"):
-        _core._cuda_compile(TINY, "tiny", arch="sm_10")
+        _core._cuda._compile(TINY, "tiny", arch="sm_10")
     with pytest.raises(xrt.CudaError, match="not a GPU architecture"):
-        _core._cuda_compile(TINY, "tiny", arch="compute_90")
+        _core._cuda._compile(TINY, "tiny", arch="compute_90")
 
 
 def test_every_kernel_family_compiles_for_sm90():
-    result = _core._cuda_compile_all(arch="sm_90")
+    result = _core._cuda._compile_all(arch="sm_90")
     assert result["compiled"] > 200
     failures = [f"{family}: {name}\n{error}" for family, name, error in result["failures"]]
     assert not failures, "\n\n".join(failures[:5])
@@ -94,9 +94,9 @@ CACHED_COMPILE = """
 import json, sys
 from xpuruntime import _core
 source = sys.argv[1] if len(sys.argv) > 1 else {tiny!r}
-cubin = _core._cuda_compile(source, "tiny", cached=True)
+cubin = _core._cuda._compile(source, "tiny", cached=True)
 assert cubin[:4] == b"\\x7fELF"
-print(json.dumps(_core.cuda_jit_cache_info()))
+print(json.dumps(_core._cuda.jit_cache_info()))
 """.format(tiny=TINY)
 
 
@@ -178,13 +178,13 @@ def test_memory_cache_hits_and_can_be_cleared(tmp_path, monkeypatch):
     monkeypatch.setenv("XPURUNTIME_DISABLE_KERNEL_CACHE", "0")
     source = TINY.replace("2.0f", "4.0f")
     before = xrt.cuda.jit_cache_info()
-    _core._cuda_compile(source, "tiny", cached=True)
-    _core._cuda_compile(source, "tiny", cached=True)
+    _core._cuda._compile(source, "tiny", cached=True)
+    _core._cuda._compile(source, "tiny", cached=True)
     after = xrt.cuda.jit_cache_info()
     assert after["compiles"] - before["compiles"] == 1
     assert after["memory_hits"] - before["memory_hits"] == 1
     xrt.cuda.clear_jit_cache()
-    _core._cuda_compile(source, "tiny", cached=True)
+    _core._cuda._compile(source, "tiny", cached=True)
     cleared = xrt.cuda.jit_cache_info()
     assert cleared["compiles"] == after["compiles"]
     assert cleared["disk_hits"] - after["disk_hits"] == 1
@@ -196,7 +196,7 @@ def test_memory_cache_hits_and_can_be_cleared(tmp_path, monkeypatch):
 def test_launched_kernel_writes_into_a_tensor():
     n = 1000
     out = xrt.empty((n,), dtype=xrt.int64, device="cuda")
-    _core._cuda_launch(FILL_INDEX, "fill_index", grid=[(n + 255) // 256], block=[256],
+    _core._cuda._launch(FILL_INDEX, "fill_index", grid=[(n + 255) // 256], block=[256],
                        args=[out, n, 3])
     np.testing.assert_array_equal(np.asarray(out.to_device("cpu")), np.arange(n) * 3)
 
@@ -205,7 +205,7 @@ def test_launched_kernel_writes_into_a_tensor():
 def test_kernel_not_in_source_is_a_cuda_error():
     out = xrt.empty((4,), dtype=xrt.int64, device="cuda")
     with pytest.raises(xrt.CudaError, match="extern"):
-        _core._cuda_launch(FILL_INDEX, "no_such_kernel", grid=[1], block=[4], args=[out, 4, 1])
+        _core._cuda._launch(FILL_INDEX, "no_such_kernel", grid=[1], block=[4], args=[out, 4, 1])
 
 
 LAUNCH = """
@@ -216,11 +216,11 @@ from xpuruntime import _core
 source = {source!r}
 out = xrt.empty((256,), dtype=xrt.int64, device="cuda")
 start = time.perf_counter()
-_core._cuda_launch(source, "fill_index", grid=[1], block=[256], args=[out, 256, 7])
+_core._cuda._launch(source, "fill_index", grid=[1], block=[256], args=[out, 256, 7])
 xrt_out = np.asarray(out.to_device("cpu"))
 seconds = time.perf_counter() - start
 assert (xrt_out == np.arange(256) * 7).all()
-info = _core.cuda_jit_cache_info()
+info = _core._cuda.jit_cache_info()
 info["seconds"] = seconds
 print(json.dumps(info))
 """

@@ -111,7 +111,7 @@ def test_kernel_samples_compile_for_sm90():
             pytest.fail(f"NVRTC not found ({nvrtc['reason']})")
         pytest.skip("NVRTC not found; pip install nvidia-cuda-nvrtc")
     for family in ("linalg", "linalg_vector"):
-        result = _core._cuda_compile_all(arch="sm_90", family=family)
+        result = _core._cuda._compile_all(arch="sm_90", family=family)
         assert result["compiled"] >= 30, family
         failures = [f"{name}\n{error}" for _, name, error in result["failures"]]
         assert not failures, "\n\n".join(failures[:3])

@@ -1,18 +1,17 @@
-// cpp/bindings/bind_cuda_jit.cpp: the NVRTC JIT's cache counters, the compile-all check CI
-// runs, and raw compile/launch entry points for tests.
+// cpp/bindings/bind_cuda_jit.cpp: `_core._cuda`'s JIT: the caches' counters, the compile-all
+// check CI runs, and raw compile/launch entry points for tests.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <chrono>
 #include <variant>
 
 #include "bind_args.h"
 #include "bindings.h"
-#include "cuda/allocator.h"
-#include "cuda/jit.h"
-#include "cuda/kernel_check.h"
-#include "cuda/runtime.h"
+#include "xpuruntime/cuda/jit.h"
+#include "xpuruntime/cuda/libraries.h"
+#include "xpuruntime/cuda/runtime.h"
 #include "xpuruntime/errors.h"
+#include "xpuruntime/runtime/stream.h"
 
 namespace xrt::py {
 namespace {
@@ -51,56 +50,36 @@ void launch(const std::string& source, const std::string& name, const std::vecto
     }
   }
   if (device < 0) device = cuda::current_device();
+  Device where{DeviceType::CUDA, static_cast<int16_t>(device)};
   cuda::Dim3 g = dim3_arg(grid, "grid"), b = dim3_arg(block, "block");
   nb::gil_scoped_release release;
-  cuda::activate(device);
-  cuda::CUfunction fn = cuda::jit_function(device, {source, options}, name);
+  cuda::Function fn = cuda::compile_function(where, {source, options}, name);
   std::vector<void*> pointers;
   for (auto& v : values) std::visit([&](auto& x) { pointers.push_back(&x); }, v);
-  cuda::launch(fn, g, b, shared_bytes, cuda::current_stream(device), pointers.data());
+  cuda::launch(fn, g, b, shared_bytes, current_stream(where), pointers.data());
 }
 
-// Host nanoseconds per call of the pieces every CUDA op pays, measured in C++ so that no
-// Python is counted (benchmarks/bench_cuda_host_cost.py prints them beside whole ops).
 nb::dict host_costs(int count) {
-  if (count <= 0) throw ValueError("count must be positive");
-  using clock = std::chrono::steady_clock;
-  auto per_call = [count](auto&& body) {
-    body();  // first call outside the timing (compiles, creates, warms)
-    auto start = clock::now();
-    for (int i = 0; i < count; ++i) body();
-    return std::chrono::duration<double, std::nano>(clock::now() - start).count() / count;
-  };
+  cuda::HostCosts costs;
+  {
+    nb::gil_scoped_release release;
+    costs = cuda::measure_host_costs(count);
+  }
   nb::dict d;
-  nb::gil_scoped_release release;
-  int device = cuda::current_device();
-  cuda::activate(device);
-  cuda::CUstream stream = cuda::current_stream(device);
-  cuda::CUfunction empty = cuda::jit_function(
-      device, {"extern \"C\" __global__ void xrt_empty(float* a, const float* b, long long n) {}", {}},
-      "xrt_empty");
-  float* a = nullptr;
-  long long n = 16;
-  void* args[] = {&a, &a, &n};
-  double launch = per_call([&] { cuda::launch(empty, {1}, {128}, 0, stream, args); });
-  double activate = per_call([&] { cuda::activate(device); });
-  double current = per_call([&] { (void)cuda::current_stream(device); });
-  double allocate = per_call([&] { (void)cuda::allocate_storage(64, device, stream); });
-  nb::gil_scoped_acquire acquire;
-  d["launch_ns"] = launch;
-  d["activate_ns"] = activate;
-  d["current_stream_ns"] = current;
-  d["allocate_free_ns"] = allocate;
+  d["launch_ns"] = costs.launch_ns;
+  d["activate_ns"] = costs.activate_ns;
+  d["current_stream_ns"] = costs.current_stream_ns;
+  d["allocate_free_ns"] = costs.allocate_free_ns;
   return d;
 }
 
 }  // namespace
 
 void bind_cuda_jit(nb::module_& m) {
-  m.def("_cuda_host_costs", &host_costs, nb::arg("count") = 100000,
+  m.def("_host_costs", &host_costs, nb::arg("count") = 100000,
         "Host ns per call of an empty kernel launch, activate, current_stream and a cached "
         "64-byte allocation (with its free), on the current device and stream.");
-  m.def("cuda_jit_cache_info", [] {
+  m.def("jit_cache_info", [] {
     cuda::JitCacheInfo info = cuda::jit_cache_info();
     nb::dict d;
     d["compiles"] = info.compiles;
@@ -111,10 +90,10 @@ void bind_cuda_jit(nb::module_& m) {
     d["cache_dir"] = cuda::kernel_cache_dir();
     return d;
   }, "Counters of the NVRTC kernel caches, and the disk cache's folder ('' when off).");
-  m.def("cuda_jit_clear_memory_cache", &cuda::clear_jit_memory_cache,
+  m.def("jit_clear_memory_cache", &cuda::clear_jit_memory_cache,
         "Forgets the compiled kernels held in memory (the disk cache stays).");
-  m.def("cuda_nvrtc_version", &cuda::nvrtc_version);
-  m.def("_cuda_compile", [](const std::string& source, const std::string& name,
+  m.def("nvrtc_version", &cuda::nvrtc_version);
+  m.def("_compile", [](const std::string& source, const std::string& name,
                             const std::string& arch, const std::vector<std::string>& options,
                             bool cached) {
     std::string cubin;
@@ -128,7 +107,7 @@ void bind_cuda_jit(nb::module_& m) {
      nb::arg("options") = std::vector<std::string>(), nb::arg("cached") = false,
      "Compiles CUDA C++ to a cubin with NVRTC (no GPU needed); cached=True goes through the "
      "memory and disk caches.");
-  m.def("_cuda_compile_all", [](const std::string& arch, const std::string& family) {
+  m.def("_compile_all", [](const std::string& arch, const std::string& family) {
     cuda::KernelCheckResult r;
     {
       nb::gil_scoped_release release;
@@ -143,7 +122,7 @@ void bind_cuda_jit(nb::module_& m) {
   }, nb::arg("arch") = "sm_90", nb::arg("family") = "",
      "Compiles every kernel family's sample sources for arch; returns the count and the "
      "failures as (family, kernel, error).");
-  m.def("_cuda_launch", &launch, nb::arg("source"), nb::arg("name"), nb::arg("grid"),
+  m.def("_launch", &launch, nb::arg("source"), nb::arg("name"), nb::arg("grid"),
         nb::arg("block"), nb::arg("args"), nb::arg("options") = std::vector<std::string>(),
         nb::arg("shared_bytes") = 0,
         "Compiles (through the caches) and launches a kernel on the current stream.");

@@ -7,7 +7,7 @@
 
 #include "bind_args.h"
 #include "bindings.h"
-#include "xpuruntime/backend.h"
+#include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/cuda_memory.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/fake_memory.h"
@@ -68,7 +68,7 @@ double time_allocate_free(CachingAllocator& allocator, size_t nbytes, StreamId s
 // Seconds per allocation+free of a CUDA Storage through the backend (no Python).
 double time_cuda_allocate_free(int device, size_t nbytes, int repeat) {
   Device d{DeviceType::CUDA, static_cast<int16_t>(device)};
-  const DeviceBackend& b = backend(DeviceType::CUDA);
+  const Backend& b = backend(DeviceType::CUDA);
   b.allocate(nbytes, d);
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < repeat; ++i) b.allocate(nbytes, d);

@@ -2,8 +2,8 @@
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"
-#include "cuda/stream.h"
 #include "xpuruntime/dlpack.h"
+#include "xpuruntime/dlpack_protocol.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::py {
@@ -43,9 +43,9 @@ std::optional<bool> optional_bool(nb::handle obj) {
   return nb::cast<bool>(obj);
 }
 
-// The consumer's stream as DLPack numbers it (None: the legacy default stream, 1).
-int64_t consumer_stream(nb::handle stream) {
-  if (stream.is_none()) return 1;
+// The consumer's stream as DLPack numbers it (nullopt: None).
+std::optional<int64_t> consumer_stream(nb::handle stream) {
+  if (stream.is_none()) return std::nullopt;
   if (!PyLong_Check(stream.ptr()) || PyBool_Check(stream.ptr()))
     throw TypeError("__dlpack__: stream must be an int or None, got " +
                     std::string(nb::type_name(stream.type()).c_str()));
@@ -53,44 +53,27 @@ int64_t consumer_stream(nb::handle stream) {
 }
 
 nb::object export_capsule(const Tensor& t, nb::handle stream, nb::handle max_version,
-                          nb::handle dl_device, nb::handle copy_arg) {
+                          nb::handle dl_device, nb::handle copy) {
+  dl::ExportRequest request;
   if (t.device().is_cpu() && !stream.is_none())
     throw ValueError("stream must be None for a cpu tensor (got " +
                      std::string(nb::repr(stream).c_str()) + ")");
-  // Checked before any work: 0 and negative numbers other than -1 are refused.
-  int64_t consumer = t.device().is_cpu() ? -1 : consumer_stream(stream);
-  if (consumer == 0 || consumer < -1) cuda::sync_dlpack_consumer(t.device().index, consumer);
-  bool versioned = false;
+  request.stream = consumer_stream(stream);
   if (!max_version.is_none()) {
     if (!nb::isinstance<nb::tuple>(max_version) || nb::len(max_version) != 2)
       throw TypeError("max_version must be a (major, minor) tuple or None");
-    versioned = nb::cast<int64_t>(max_version[0]) >= 1;
+    request.versioned = nb::cast<int64_t>(max_version[0]) >= 1;
   }
-  std::optional<bool> copy = optional_bool(copy_arg);
-  Tensor view = t;
-  bool copied = false;
-  if (std::optional<Device> target = dl_device_arg(dl_device); target && *target != t.device()) {
-    if (copy == false)
-      throw BufferError("exporting to " + target->str() + " needs a copy, and copy=False");
-    view = to_device(t, *target);
-    copied = true;
-  }
-  if (copy == true && !copied) {
-    view = astype(view, view.dtype(), true);
-    copied = true;
-  }
-  // The consumer's stream waits for ours (the copies above included); no host wait.
-  if (!view.device().is_cpu()) cuda::sync_dlpack_consumer(view.device().index, consumer);
-  if (versioned) {
-    auto* m = dl::export_versioned(view, copied);
+  request.dl_device = dl_device_arg(dl_device);
+  request.copy = optional_bool(copy);
+  dl::ExportPlan plan = dl::prepare_export(t, request);
+  if (request.versioned) {
+    auto* m = dl::export_versioned(plan.tensor, plan.copied);
     PyObject* capsule = PyCapsule_New(m, kVersioned, versioned_destructor);
     if (!capsule) { m->deleter(m); throw nb::python_error(); }
     return nb::steal(capsule);
   }
-  if (view.readonly())
-    throw BufferError("a read-only tensor cannot be exported as a legacy DLPack capsule, which "
-                      "has no read-only flag; ask for max_version=(1, 0) or copy=True");
-  auto* m = dl::export_legacy(view);
+  auto* m = dl::export_legacy(plan.tensor);
   PyObject* capsule = PyCapsule_New(m, kLegacy, legacy_destructor);
   if (!capsule) { m->deleter(m); throw nb::python_error(); }
   return nb::steal(capsule);
@@ -136,26 +119,20 @@ const Names& names() {
 }
 
 // Where a producer's data lives (from __dlpack_device__; nullopt when it cannot say or
-// names a device we do not address) and, on a CUDA device, the DLPack number of our current
-// stream there, which the producer must make wait for its work (host producers take none).
-struct ProducerPlace {
-  std::optional<Device> device;
-  std::optional<int64_t> stream;
-};
-
-ProducerPlace producer_place(nb::handle obj) {
+// names a device we do not address).
+std::optional<Device> producer_device(nb::handle obj) {
   PyObject* result = PyObject_CallMethodNoArgs(obj.ptr(), names().dlpack_device);
   if (!result) {
     PyErr_Clear();
-    return {};
+    return std::nullopt;
   }
   nb::object device = nb::steal(result);
-  if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) return {};
+  if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) return std::nullopt;
   auto type = nb::cast<int32_t>(device[0]);
   auto id = nb::cast<int32_t>(device[1]);
-  if (type == dl::kDLCPU || type == dl::kDLCUDAHost) return {kCPU, std::nullopt};
-  if (type != dl::kDLCUDA && type != dl::kDLCUDAManaged) return {};
-  return {dl::device_from_dlpack(type, id), cuda::dlpack_stream_number(id)};
+  if (type == dl::kDLCPU || type == dl::kDLCUDAHost) return kCPU;
+  if (type != dl::kDLCUDA && type != dl::kDLCUDAManaged) return std::nullopt;
+  return dl::device_from_dlpack(type, id);
 }
 
 // Calls obj.__dlpack__(max_version=(1, 1)[, stream=...][, copy=...]). A producer that does
@@ -196,7 +173,7 @@ nb::object call_producer(nb::handle obj, std::optional<int64_t> stream, std::opt
 
 Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy) {
   Tensor t;
-  bool producer_handled = false;
+  bool producer_copied = false;
   if (nb::isinstance<Tensor>(obj)) {
     t = nb::cast<const Tensor&>(obj);
   } else if (PyCapsule_CheckExact(obj.ptr())) {
@@ -207,25 +184,16 @@ Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<b
                       std::string(nb::type_name(obj.type()).c_str()) +
                       "' does not support DLPack (it has no __dlpack__ method)");
     // Note: the producer is never asked to move its data (dl_device): many cannot, and
-    // to_device below moves it in order on our current stream, which the producer's
-    // stream handshake has made wait for its work.
-    ProducerPlace place = producer_place(obj);
-    // Moving makes a copy anyway: the producer need not make another.
-    bool moving = device && place.device && *device != *place.device;
-    nb::object capsule = call_producer(obj, place.stream, moving ? std::nullopt : copy,
-                                       &producer_handled);
+    // finish_import moves it in order on our current stream, which the producer's stream
+    // handshake has made wait for its work.
+    dl::ImportRequest request = dl::plan_import(producer_device(obj), device, copy);
+    nb::object capsule = call_producer(obj, request.stream, request.copy, &producer_copied);
     if (!PyCapsule_CheckExact(capsule.ptr()))
       throw TypeError("__dlpack__ of '" + std::string(nb::type_name(obj.type()).c_str()) +
                       "' returned something other than a capsule");
     t = import_capsule(capsule);
   }
-  if (device && *device != t.device()) {
-    if (copy == false)
-      throw BufferError("from_dlpack: moving to " + device->str() + " needs a copy, and copy=False");
-    return to_device(t, *device);
-  }
-  if (copy == true && !producer_handled) return astype(t, t.dtype(), true);
-  return t;
+  return dl::finish_import(t, device, copy, producer_copied);
 }
 
 void bind_dlpack(nb::module_& m) {

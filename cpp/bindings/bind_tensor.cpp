@@ -2,7 +2,7 @@
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"
-#include "cuda/stream.h"
+#include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::py {
@@ -27,19 +27,19 @@ nb::object scalar_of(const Tensor& t) {
   return scalar_to_python(s);
 }
 
-// to_device's stream: a cuda.Stream of the device, or a DLPack stream number.
-cuda::Stream copy_stream(nb::handle stream, Device device) {
-  if (nb::isinstance<cuda::Stream>(stream)) {
-    const auto& s = nb::cast<const cuda::Stream&>(stream);
-    if (s.device() != device.index)
-      throw ValueError("to_device: the stream belongs to cuda:" + std::to_string(s.device()) +
+// to_device's stream: a Stream of the device, or a DLPack stream number.
+Stream copy_stream(nb::handle stream, Device device) {
+  if (nb::isinstance<Stream>(stream)) {
+    const auto& s = nb::cast<const Stream&>(stream);
+    if (s.device() != device)
+      throw ValueError("to_device: the stream belongs to " + s.device().str() +
                        ", the copy runs on " + device.str());
     return s;
   }
   if (!PyLong_Check(stream.ptr()) || PyBool_Check(stream.ptr()))
     throw TypeError("to_device: stream must be a cuda.Stream or an int, got " +
                     std::string(nb::type_name(stream.type()).c_str()));
-  return cuda::stream_from_dlpack_number(device.index, nb::cast<int64_t>(stream));
+  return backend(device).stream_from_dlpack_number(device, nb::cast<int64_t>(stream));
 }
 
 }  // namespace
@@ -75,7 +75,7 @@ void bind_tensor(nb::module_& m) {
           if (!stream.is_none()) throw ValueError("stream must be None for a cpu tensor");
           return t;
         }
-        std::optional<cuda::StreamScope> scope;  // the copy runs on the given stream
+        std::optional<StreamGuard> scope;  // the copy runs on the given stream
         if (!stream.is_none())
           scope.emplace(copy_stream(stream, t.device().is_cpu() ? target : t.device()));
         nb::gil_scoped_release release;  // a copy to the host waits for the device

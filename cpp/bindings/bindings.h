@@ -24,6 +24,9 @@ std::optional<DType> optional_dtype_arg(nb::handle obj);
 /// Device from None (default), a Device, or a string.
 std::optional<Device> optional_device_arg(nb::handle obj);
 Device default_device();
+/// A CUDA device index from None (the current device), an int, "cuda[:N]" or a Device;
+/// checks that it exists (bind_cuda.cpp).
+int cuda_index(nb::handle obj);
 
 /// A Python bool/int/float/complex as a Scalar; nullopt for anything else.
 std::optional<Scalar> scalar_from_python(nb::handle obj);
@@ -51,7 +54,9 @@ void bind_manipulation(nb::module_& m);
 void bind_creation(nb::module_& m);
 void bind_fft(nb::module_& m);
 void bind_linalg(nb::module_& m);
-void bind_cuda(nb::module_& m);
+void bind_runtime(nb::module_& m);
+/// c: the `_cuda` submodule of m.
+void bind_cuda(nb::module_& m, nb::module_& c);
 void bind_cuda_jit(nb::module_& m);
 void bind_cuda_memory(nb::module_& m);
 void bind_cuda_elementwise(nb::module_& m);

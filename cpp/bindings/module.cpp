@@ -121,8 +121,12 @@ void bind_info(nb::module_& m) {
   m.def("blas_config", [] { return std::string(cpu::openblas_config()); });
   m.def("num_threads", &cpu::num_threads, "Threads the CPU kernels use.");
   m.def("set_num_threads", &cpu::set_num_threads, "Sets the threads the CPU kernels use.");
-  m.def("set_cuda_search_paths", &cuda::set_search_paths);
-  m.def("cuda_status", [] {
+}
+
+// What the loader found of CUDA (xpuruntime/cuda_loader.h).
+void bind_cuda_loader(nb::module_& c) {
+  c.def("set_search_paths", &cuda::set_search_paths);
+  c.def("status", [] {
     const cuda::Status& s = cuda::status();
     nb::dict d;
     d["available"] = s.available;
@@ -136,12 +140,12 @@ void bind_info(nb::module_& m) {
     return d;
   });
   // Opens the library if needed (cuFFT and cuSOLVER are loaded on first use).
-  m.def("cuda_library_status", [](const std::string& name) {
+  c.def("library_status", [](const std::string& name) {
     if (name == "cufft") return library_dict(cuda::library_status(cuda::Library::Cufft));
     if (name == "cusolver") return library_dict(cuda::library_status(cuda::Library::Cusolver));
     throw nb::value_error(("unknown CUDA library " + name).c_str());
   });
-  m.def("cublas_version", &cuda::cublas_version);
+  c.def("cublas_version", &cuda::cublas_version);
 }
 
 }  // namespace
@@ -192,8 +196,14 @@ NB_MODULE(_core, m) {
   bind_indexing(m);
   bind_fft(m);
   bind_linalg(m);
-  bind_cuda(m);
-  bind_cuda_jit(m);
+  bind_runtime(m);
+  // Note: one way in: everything of the CUDA backend is in _core._cuda (xpuruntime.cuda
+  // and xpuruntime.runtime re-export it); the top level holds what every device shares.
+  nb::module_ cuda = m.def_submodule(
+      "_cuda", "The CUDA backend: devices, graphs, memory, the JIT, the libraries.");
+  bind_cuda_loader(cuda);
+  bind_cuda(m, cuda);
+  bind_cuda_jit(cuda);
   bind_cuda_memory(m);
-  bind_cuda_elementwise(m);
+  bind_cuda_elementwise(cuda);
 }

@@ -118,7 +118,7 @@ del _name
 
 _install()
 _core._install_subscript_slots()  # after _install(), which may rebind __getitem__
-_core.set_cuda_search_paths(_loader.cuda_search_paths())
+_core._cuda.set_search_paths(_loader.cuda_search_paths())
 
 __version__ = _core.__version__
 __array_api_version__ = "2025.12"

@@ -33,7 +33,7 @@ def info():
         v = st["driver_version"]
         lines.append(f"  driver api  {v // 1000}.{v % 1000 // 10}")
     for lib in ("driver", "nvrtc", "cublas", "cublaslt", "cufft", "cusolver"):
-        s = st[lib] if lib in st else _core.cuda_library_status(lib)
+        s = st[lib] if lib in st else _core._cuda.library_status(lib)
         lines.append(f"  {lib:<11} " + (s["path"] if s["found"] else f"not found ({s['reason']})"))
     return "\n".join(lines)
 

@@ -5,43 +5,43 @@ from . import _core
 
 def status():
     """What the run-time probe found: driver, NVRTC, cuBLAS, devices."""
-    return _core.cuda_status()
+    return _core._cuda.status()
 
 
 def is_available():
-    return _core.cuda_status()["available"]
+    return _core._cuda.status()["available"]
 
 
 def why_unavailable():
     """A sentence saying why CUDA cannot be used ('' when it can)."""
-    return _core.cuda_status()["reason"]
+    return _core._cuda.status()["reason"]
 
 
 def device_count():
-    return _core.cuda_status()["device_count"] if is_available() else 0
+    return _core._cuda.status()["device_count"] if is_available() else 0
 
 
 def cublas_version():
     """cuBLAS's version as major * 10000 + minor * 100 + patch (no GPU needed); CudaError
     saying how to install cuBLAS when it cannot be loaded."""
-    return _core.cublas_version()
+    return _core._cuda.cublas_version()
 
 
 def jit_cache_info():
     """Counters of the NVRTC kernel caches: compiles, memory_hits, disk_hits, disk_writes,
     disk_rejects (unusable files, recompiled), and cache_dir ('' when the disk cache is off:
     XPURUNTIME_DISABLE_KERNEL_CACHE=1; XPURUNTIME_CACHE_DIR relocates it)."""
-    return _core.cuda_jit_cache_info()
+    return _core._cuda.jit_cache_info()
 
 
 def clear_jit_cache():
     """Forgets the kernels compiled in this process (the disk cache stays)."""
-    _core.cuda_jit_clear_memory_cache()
+    _core._cuda.jit_clear_memory_cache()
 
 
 def nvrtc_version():
     """NVRTC's version as 'major.minor'; CudaError when NVRTC cannot be loaded."""
-    return _core.cuda_nvrtc_version()
+    return _core._cuda.nvrtc_version()
 
 
 def cufft_version():

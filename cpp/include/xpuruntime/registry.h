@@ -42,7 +42,18 @@ class KernelRegistry {
   std::atomic<uint64_t> epoch_{1};
 };
 
-/// Built-in CPU kernels (cpu/register.cpp).
-void register_cpu_kernels(KernelRegistry& registry);
+/// A backend's built-in kernels, added by a function of the backend's own files. Backends
+/// declare theirs with XRT_REGISTER_KERNELS; global() runs every such function once, when
+/// the registry is first used, so registering compiles and loads nothing.
+using KernelSetFn = void (*)(KernelRegistry& registry);
+struct KernelSetRegistrar {
+  explicit KernelSetRegistrar(KernelSetFn add);
+};
 
 }  // namespace xrt
+
+/// In one source file of a backend: `XRT_REGISTER_KERNELS(register_cuda_kernels);`.
+#define XRT_REGISTER_KERNELS(fn) \
+  namespace {                    \
+  const ::xrt::KernelSetRegistrar xrt_kernel_set_registrar(&(fn)); \
+  }

@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "xpuruntime/backend.h"
+#include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt {
@@ -150,11 +150,11 @@ bool accepts(const KernelInfo& k, const KernelCall& call) {
 // for the device (otherwise only the cost of queueing it would be measured).
 double seconds_of_run(const KernelInfo& k, const KernelCall& call) {
   Device device = call_device(call);
-  const DeviceBackend* b = device.is_cpu() ? nullptr : &backend(device.type);
-  if (b) b->synchronize(device);
+  const Backend& b = backend(device);
+  b.synchronize(device);
   auto start = std::chrono::steady_clock::now();
   k.run(call);
-  if (b) b->synchronize(device);
+  b.synchronize(device);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

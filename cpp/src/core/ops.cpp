@@ -7,7 +7,7 @@
 #include <initializer_list>
 #include <limits>
 
-#include "xpuruntime/backend.h"
+#include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/dispatcher.h"
 #include "xpuruntime/elementwise.h"
 #include "xpuruntime/errors.h"
@@ -163,7 +163,7 @@ Tensor contiguous(const Tensor& x) { return x.is_contiguous() ? x : astype(x, x.
 // sparse view of a large buffer moves only its own elements when the device can copy).
 Tensor to_device(const Tensor& x, Device device) {
   if (device == x.device()) return x;
-  const DeviceBackend& b = backend(device.is_cpu() ? x.device().type : device.type);
+  const Backend& b = backend(device.is_cpu() ? x.device().type : device.type);
   Tensor src = contiguous(x);
   Tensor out = empty(x.shape(), x.dtype(), device);
   b.copy_bytes(out.data(), device, src.data(), src.device(), src.numel() * src.itemsize());

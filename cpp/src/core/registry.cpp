@@ -3,17 +3,33 @@
 
 #include <algorithm>
 
-#include "xpuruntime/backend.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt {
+namespace {
+
+// The backends' kernel sets, in registration order; a function-local static, since the
+// registrars run during static initialisation in an order nobody controls.
+std::vector<KernelSetFn>& kernel_sets() {
+  static auto* sets = new std::vector<KernelSetFn>();
+  return *sets;
+}
+
+std::atomic<KernelRegistry*> built{nullptr};
+
+}  // namespace
+
+KernelSetRegistrar::KernelSetRegistrar(KernelSetFn add) {
+  kernel_sets().push_back(add);
+  // A backend loaded after the registry was built (not the case today) still gets in.
+  if (KernelRegistry* r = built.load(std::memory_order_acquire)) add(*r);
+}
 
 KernelRegistry& KernelRegistry::global() {
   static KernelRegistry* registry = [] {
     auto* r = new KernelRegistry();  // never destroyed: kernels may run during shutdown
-    register_cpu_kernels(*r);
-    register_cuda_backend();
-    register_cuda_kernels(*r);
+    for (KernelSetFn add : kernel_sets()) add(*r);
+    built.store(r, std::memory_order_release);
     return r;
   }();
   return *registry;

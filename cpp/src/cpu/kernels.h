@@ -45,6 +45,8 @@ bool matmul_openblas_supports(DType dtype);
 void matmul_openblas(const KernelCall& call);
 
 void register_sorting_kernels(KernelRegistry& registry);  // sort_kernels.cpp
+/// Every built-in CPU kernel (register.cpp registers it with XRT_REGISTER_KERNELS).
+void register_kernels(KernelRegistry& registry);
 void register_fft_kernels(KernelRegistry& registry);  // fft_kernels.cpp
 
 }  // namespace xrt::cpu

@@ -26,7 +26,7 @@ KernelInfo cpu::kernel_info(std::string op, std::string name, KernelFn run,
   return k;
 }
 
-void register_cpu_kernels(KernelRegistry& r) {
+void cpu::register_kernels(KernelRegistry& r) {
   r.add(cpu::kernel_info("copy", "native", cpu::copy_kernel, "strided copy with dtype conversion"));
   r.add(cpu::kernel_info("fill", "native", cpu::fill_kernel, "fill with a scalar"));
   r.add(cpu::kernel_info("arange", "native", cpu::arange_kernel, "start + i * step"));
@@ -88,3 +88,5 @@ void register_cpu_kernels(KernelRegistry& r) {
 }
 
 }  // namespace xrt
+
+XRT_REGISTER_KERNELS(xrt::cpu::register_kernels);

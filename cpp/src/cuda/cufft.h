@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "xpuruntime/cuda/libraries.h"
 #include "cuda/driver.h"
 
 namespace xrt::cuda {
@@ -52,8 +53,6 @@ struct CufftApi {
 /// loaded (`pip install nvidia-cufft`).
 const CufftApi& cufft();
 
-/// cuFFT's version (e.g. 12000); CudaError when cuFFT cannot be loaded. Needs no GPU.
-int cufft_version();
 
 /// Throws CudaError ("<what> failed: CUFFT_... (n)"), or OutOfMemoryError for
 /// CUFFT_ALLOC_FAILED, unless result is CUFFT_SUCCESS.
@@ -80,16 +79,6 @@ struct FftPlanKey {
 void execute_fft(int device, const FftPlanKey& key, const void* in, void* out, int direction,
                  CUstream stream);
 
-/// The plan caches, for tests and `xrt.cuda.cufft_plan_cache_info()`.
-struct FftPlanCacheInfo {
-  int64_t size = 0;      ///< plans held on the device
-  int64_t capacity = 0;  ///< most plans held per device
-  uint64_t hits = 0, misses = 0, evictions = 0;
-};
-FftPlanCacheInfo fft_plan_cache_info(int device);
-/// Plans held per device from now on (0 keeps none); shrinking evicts the oldest.
-void set_fft_plan_cache_capacity(int64_t capacity);
-/// Destroys every cached plan on every device (plans in use finish first).
-void clear_fft_plan_cache();
+// The plan caches' counters and controls are public: xpuruntime/cuda/libraries.h.
 
 }  // namespace xrt::cuda

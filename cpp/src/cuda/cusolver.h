@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "xpuruntime/cuda/libraries.h"
 #include "cuda/cublas.h"
 
 namespace xrt::cuda {
@@ -176,11 +177,8 @@ struct SolverHandles {
   CUstream stream = nullptr;
 };
 
-/// gesvdj's and gesvdjBatched's sweep limit: 0 (the default) keeps cuSOLVER's own (100).
-/// A test hook (`_core._cuda._svd_jacobi_max_sweeps`): one sweep leaves most matrices
-/// unconverged, which sends them to the SVD's QR fallback. Returns the previous limit.
-int set_svd_jacobi_max_sweeps(int sweeps);
-int svd_jacobi_max_sweeps();
+// gesvdj's and gesvdjBatched's sweep limit: set_svd_jacobi_max_sweeps
+// (xpuruntime/cuda/libraries.h), 0 by default, which keeps cuSOLVER's own (100).
 
 /// Makes device current and returns the calling thread's handles on it, bound to stream.
 /// Created once per (device, thread) and handed to the next thread when this one ends, as

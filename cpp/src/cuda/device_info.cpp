@@ -1,5 +1,5 @@
 // cpp/src/cuda/device_info.cpp: device properties from the driver's attributes.
-#include "cuda/device_info.h"
+#include "xpuruntime/cuda/runtime.h"
 
 #include <array>
 #include <cstdio>

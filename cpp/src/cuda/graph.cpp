@@ -7,6 +7,7 @@
 
 #include "cuda/allocator.h"
 #include "cuda/runtime.h"
+#include "cuda/stream.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::cuda {
@@ -54,18 +55,22 @@ Graph::~Graph() {
   }
 }
 
-void Graph::capture_begin(CUstreamCaptureMode mode) {
+void Graph::capture_begin(CaptureMode mode) {
   if (capturing_) throw ValueError("capture_begin(): this graph is already capturing");
   if (exec_) throw ValueError("capture_begin(): this graph holds a capture; reset() it first");
   int device = current_device();
   Stream stream = current(device);
-  if (stream.is_default())
+  if (is_default_stream(native(stream)))
     throw ValueError("capture_begin(): a CUDA graph cannot be captured from a default stream; "
                      "use `with xpuruntime.cuda.graph(g):` (it captures on a side stream) or "
                      "make a Stream current first");
   activate(device);
-  begin_capture_pool(device, id_, stream.handle());
-  CUresult r = driver().cuStreamBeginCapture(stream.handle(), mode);
+  begin_capture_pool(device, id_, native(stream));
+  CUstreamCaptureMode cu_mode = mode == CaptureMode::Global ? CU_STREAM_CAPTURE_MODE_GLOBAL
+                                : mode == CaptureMode::ThreadLocal
+                                    ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+                                    : CU_STREAM_CAPTURE_MODE_RELAXED;
+  CUresult r = driver().cuStreamBeginCapture(native(stream), cu_mode);
   if (r != CUDA_SUCCESS) {
     end_capture_pool(device, id_);
     release_capture_pool(device, id_);
@@ -81,7 +86,7 @@ void Graph::capture_end() {
   if (!capturing_) throw ValueError("capture_end() without capture_begin()");
   activate(device_);
   CUgraph graph = nullptr;
-  CUresult r = driver().cuStreamEndCapture(stream_.handle(), &graph);
+  CUresult r = driver().cuStreamEndCapture(native(stream_), &graph);
   if (r == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) check(r, "cuStreamEndCapture");
   capturing_ = false;
   captures_on_device[device_].fetch_sub(1);
@@ -92,7 +97,9 @@ void Graph::capture_end() {
     discard();
     check(r, "cuStreamEndCapture (an operation during the capture invalidated it)");
   }
-  r = driver().cuGraphInstantiateWithFlags(&exec_, graph_, 0);
+  CUgraphExec exec = nullptr;
+  r = driver().cuGraphInstantiateWithFlags(&exec, graph, 0);
+  exec_ = exec;
   if (r != CUDA_SUCCESS) {
     exec_ = nullptr;
     discard();
@@ -103,7 +110,7 @@ void Graph::capture_end() {
 void Graph::replay() {
   if (!exec_) throw ValueError("replay(): this graph holds no capture");
   activate(device_);
-  XRT_CU(cuGraphLaunch, exec_, current_stream(device_));
+  XRT_CU(cuGraphLaunch, static_cast<CUgraphExec>(exec_), current_stream(device_));
 }
 
 void Graph::reset() {
@@ -111,7 +118,7 @@ void Graph::reset() {
     // Ends the capture and drops what it held (an exception inside a `with graph` block).
     activate(device_);
     CUgraph graph = nullptr;
-    driver().cuStreamEndCapture(stream_.handle(), &graph);
+    driver().cuStreamEndCapture(native(stream_), &graph);
     capturing_ = false;
     captures_on_device[device_].fetch_sub(1);
     end_capture_pool(device_, id_);
@@ -125,8 +132,8 @@ void Graph::discard() {
   if (device_ < 0) return;
   const DriverApi& api = driver();
   activate(device_);
-  if (exec_) api.cuGraphExecDestroy(exec_);
-  if (graph_) api.cuGraphDestroy(graph_);
+  if (exec_) api.cuGraphExecDestroy(static_cast<CUgraphExec>(exec_));
+  if (graph_) api.cuGraphDestroy(static_cast<CUgraph>(graph_));
   exec_ = nullptr;
   graph_ = nullptr;
   release_capture_pool(device_, id_);
@@ -136,7 +143,7 @@ void Graph::discard() {
 size_t Graph::num_nodes() const {
   if (!graph_) return 0;
   size_t count = 0;
-  XRT_CU(cuGraphGetNodes, graph_, nullptr, &count);
+  XRT_CU(cuGraphGetNodes, static_cast<CUgraph>(graph_), nullptr, &count);
   return count;
 }
 

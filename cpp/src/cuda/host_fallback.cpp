@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cuda/kernels.h"
-#include "xpuruntime/backend.h"
+#include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/dispatcher.h"
 #include "xpuruntime/ops.h"
 

@@ -29,7 +29,7 @@
 #include "cuda/index_common.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
-#include "xpuruntime/backend.h"
+#include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/indexing.h"
 #include "xpuruntime/ops.h"

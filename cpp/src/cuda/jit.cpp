@@ -1,5 +1,5 @@
-// cpp/src/cuda/jit.cpp: NVRTC compilation to cubins, the memory and disk caches, module
-// loading per device, and kernel launch.
+// cpp/src/cuda/jit.cpp: NVRTC compilation to cubins, the memory caches (the disk cache's
+// files: cuda/kernel_cache_file.cpp), module loading per device, and kernel launch.
 #include "cuda/jit.h"
 
 #include <unistd.h>
@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "cuda/embedded_headers.h"
+#include "cuda/kernel_cache_file.h"
 #include "cuda/nvrtc.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/cuda_loader.h"
@@ -36,18 +37,6 @@ struct Counters {
 } counters;
 
 // ---- keys --------------------------------------------------------------------------------
-
-/// FNV-1a: names cache files and checksums their contents (a mismatch only recompiles).
-uint64_t fnv1a(std::string_view data, uint64_t h = 14695981039346656037ull) {
-  for (unsigned char c : data) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string hex(uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 const EmbeddedHeader* find_header(std::string_view name) {
   for (const EmbeddedHeader& h : embedded_headers())
@@ -105,87 +94,11 @@ std::string cubin_key(const KernelSource& source, const std::string& arch) {
   std::sort(used.begin(), used.end(),
             [](auto* a, auto* b) { return std::strcmp(a->name, b->name) < 0; });
   for (const EmbeddedHeader* h : used)
-    key += "header " + std::string(h->name) + " " + hex(fnv1a(h->text)) + "\n";
+    key += "header " + std::string(h->name) + " " +
+           kernel_cache_file::hex(kernel_cache_file::fnv1a(h->text)) + "\n";
   key += "source\n";
   key += source.source;
   return key;
-}
-
-// ---- the disk cache ----------------------------------------------------------------------
-
-// A cache file: this header, the key, the cubin. The checksum covers key and cubin.
-struct FileHeader {
-  char magic[8];
-  uint32_t version;
-  uint32_t reserved;
-  uint64_t key_size;
-  uint64_t cubin_size;
-  uint64_t checksum;
-};
-constexpr char kMagic[8] = {'X', 'R', 'T', 'C', 'U', 'B', 'I', 'N'};
-constexpr uint32_t kFormatVersion = 1;
-
-std::string cache_path(const std::string& dir, const std::string& key) {
-  return dir + "/" + hex(fnv1a(key)) + ".cubin";
-}
-
-/// The cubin stored for key, or nothing (no file, or one that fails any check).
-std::optional<std::string> read_cached(const std::string& dir, const std::string& key) {
-  std::ifstream in(cache_path(dir, key), std::ios::binary);
-  if (!in) return std::nullopt;
-  auto reject = [] {
-    ++counters.disk_rejects;
-    return std::nullopt;
-  };
-  in.seekg(0, std::ios::end);
-  auto size = static_cast<uint64_t>(std::max<std::streamoff>(in.tellg(), 0));
-  in.seekg(0);
-  FileHeader h;
-  if (size < sizeof h || !in.read(reinterpret_cast<char*>(&h), sizeof h)) return reject();
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kFormatVersion ||
-      h.key_size != key.size() || h.cubin_size > size ||
-      sizeof h + h.key_size + h.cubin_size != size)
-    return reject();
-  std::string stored_key(h.key_size, '\0'), cubin(h.cubin_size, '\0');
-  if (!in.read(stored_key.data(), static_cast<std::streamsize>(stored_key.size())) ||
-      !in.read(cubin.data(), static_cast<std::streamsize>(cubin.size())))
-    return reject();
-  if (stored_key != key || fnv1a(cubin, fnv1a(stored_key)) != h.checksum ||
-      cubin.compare(0, 4, "\x7f" "ELF") != 0)
-    return reject();
-  return cubin;
-}
-
-/// Stores a cubin: written under a unique temporary name, then renamed over the final name
-/// (atomic on POSIX), so a reader sees the old file, the new one, or none. Failures (a
-/// read-only or full disk) only cost a recompile later.
-void write_cached(const std::string& dir, const std::string& key, const std::string& cubin) {
-  static std::atomic<uint64_t> serial{0};
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::string path = cache_path(dir, key);
-  std::string temporary = path + ".tmp." + std::to_string(getpid()) + "." +
-                          std::to_string(serial.fetch_add(1));
-  FileHeader h{};
-  std::memcpy(h.magic, kMagic, sizeof kMagic);
-  h.version = kFormatVersion;
-  h.key_size = key.size();
-  h.cubin_size = cubin.size();
-  h.checksum = fnv1a(cubin, fnv1a(key));
-  bool ok;
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(&h), sizeof h);
-    out.write(key.data(), static_cast<std::streamsize>(key.size()));
-    out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-    out.close();
-    ok = !out.fail();
-  }
-  if (ok && std::rename(temporary.c_str(), path.c_str()) == 0) {
-    ++counters.disk_writes;
-    return;
-  }
-  std::remove(temporary.c_str());
 }
 
 // ---- the memory caches -------------------------------------------------------------------
@@ -258,15 +171,17 @@ std::shared_ptr<const std::string> cubin_for(const std::string& key, const Kerne
   // Note: compiled outside the lock, so threads compiling different kernels do not wait
   // for each other; two threads asking for the same new kernel both compile it, once.
   std::string dir = kernel_cache_dir();
-  std::optional<std::string> cubin;
-  if (!dir.empty()) cubin = read_cached(dir, key);
-  if (cubin) {
+  std::string cubin;
+  auto found = dir.empty() ? kernel_cache_file::Read::Missing
+                           : kernel_cache_file::read(dir, key, cubin);
+  if (found == kernel_cache_file::Read::Hit) {
     ++counters.disk_hits;
   } else {
+    if (found == kernel_cache_file::Read::Rejected) ++counters.disk_rejects;
     cubin = compile_cubin(source, arch, name);
-    if (!dir.empty()) write_cached(dir, key, *cubin);
+    if (!dir.empty() && kernel_cache_file::write(dir, key, cubin)) ++counters.disk_writes;
   }
-  auto shared = std::make_shared<const std::string>(std::move(*cubin));
+  auto shared = std::make_shared<const std::string>(std::move(cubin));
   std::unique_lock lock(c.mutex);
   return c.cubins.emplace(key, std::move(shared)).first->second;
 }
@@ -328,17 +243,7 @@ std::string nvrtc_version() {
   return std::to_string(api.major) + "." + std::to_string(api.minor);
 }
 
-std::string kernel_cache_dir() {
-  const char* off = std::getenv("XPURUNTIME_DISABLE_KERNEL_CACHE");
-  if (off && *off && std::strcmp(off, "0") != 0) return "";
-  if (const char* dir = std::getenv("XPURUNTIME_CACHE_DIR"); dir && *dir)
-    return std::string(dir) + "/kernels";
-  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir)
-    return std::string(dir) + "/xpuruntime/kernels";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/xpuruntime/kernels";
-  return "";
-}
+std::string kernel_cache_dir() { return kernel_cache_file::default_dir(); }
 
 std::string compile_cubin(const KernelSource& source, const std::string& arch,
                           const std::string& name) {
@@ -444,6 +349,24 @@ void launch(CUfunction fn, Dim3 grid, Dim3 block, size_t shared_bytes, CUstream 
   check(driver().cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                 static_cast<unsigned>(shared_bytes), stream, args, nullptr),
         "cuLaunchKernel");
+}
+
+Function compile_function(Device device, const KernelSource& source, const std::string& name) {
+  if (device.type != DeviceType::CUDA)
+    throw ValueError("compile_function: kernels compile for CUDA devices, not " + device.str());
+  activate(device.index);
+  return Function{jit_function(device.index, source, name), device, name};
+}
+
+void launch(const Function& fn, Dim3 grid, Dim3 block, size_t shared_bytes,
+            const Stream& stream, void** args) {
+  if (!fn.handle) throw ValueError("launch: the function was never compiled");
+  if (stream.device() != fn.device)
+    throw ValueError("launch: the kernel " + fn.name + " was compiled for " + fn.device.str() +
+                     ", the stream belongs to " + stream.device().str());
+  activate(fn.device.index);
+  launch(static_cast<CUfunction>(fn.handle), grid, block, shared_bytes,
+         static_cast<CUstream>(stream.handle()), args);
 }
 
 JitCacheInfo jit_cache_info() {

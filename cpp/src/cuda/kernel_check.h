@@ -18,16 +18,4 @@ using KernelSampleFn = std::vector<KernelSample> (*)();
 /// Called by a family's registration function (cuda/register.cpp runs them all).
 void register_kernel_samples(std::string family, KernelSampleFn samples);
 
-struct KernelCheckFailure {
-  std::string family, name, error;
-};
-struct KernelCheckResult {
-  int compiled = 0;  ///< sources compiled, successfully or not
-  std::vector<KernelCheckFailure> failures;
-};
-
-/// Compiles every registered sample for arch with compile_cubin (no cache), on several
-/// threads; `family` non-empty restricts it to one family.
-KernelCheckResult compile_kernel_samples(const std::string& arch, const std::string& family = "");
-
 }  // namespace xrt::cuda

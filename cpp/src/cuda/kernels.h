@@ -1,5 +1,6 @@
 // cpp/src/cuda/kernels.h: registration hooks of the CUDA kernel families (one per file).
 #pragma once
+#include "xpuruntime/cuda/libraries.h"
 #include "xpuruntime/registry.h"
 
 namespace xrt::cuda {
@@ -42,8 +43,9 @@ void register_matmul_kernels(KernelRegistry& registry);
 /// Every op of the elementwise tables, and where (Note [Elementwise launches]).
 void register_elementwise_kernels(KernelRegistry& registry);
 
-/// Compiles the dense kernel of every (op, dtype) of the family for device on `threads`
-/// threads (tests and benchmarks use it to pay NVRTC's time once, in parallel).
-void warm_elementwise_kernels(int device, unsigned threads);
+// warm_elementwise_kernels: xpuruntime/cuda/libraries.h.
+
+/// Every built-in CUDA kernel (register.cpp registers it with XRT_REGISTER_KERNELS).
+void register_kernels(KernelRegistry& registry);
 
 }  // namespace xrt::cuda

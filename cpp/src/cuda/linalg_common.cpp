@@ -12,7 +12,7 @@
 #include "cuda/kernel_check.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
-#include "xpuruntime/backend.h"
+#include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/dispatcher.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/ops.h"

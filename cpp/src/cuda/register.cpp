@@ -1,7 +1,7 @@
-// cpp/src/cuda/register.cpp: the built-in CUDA kernels, one line per family. Registering
-// loads nothing: kernels are compiled by NVRTC on their first call.
+// cpp/src/cuda/register.cpp: the built-in CUDA kernels, one line per family, registered with
+// the registry from here. Registering loads nothing: NVRTC compiles a kernel on its first call.
 #include "cuda/kernels.h"
-#include "xpuruntime/backend.h"
+#include "xpuruntime/registry.h"
 
 namespace xrt {
 
@@ -18,7 +18,7 @@ KernelInfo cuda::kernel_info(std::string op, std::string name, KernelFn run,
   return k;
 }
 
-void register_cuda_kernels(KernelRegistry& registry) {
+void cuda::register_kernels(KernelRegistry& registry) {
   cuda::register_copy_kernels(registry);
   cuda::register_elementwise_kernels(registry);
   cuda::register_reduction_kernels(registry);
@@ -36,3 +36,5 @@ void register_cuda_kernels(KernelRegistry& registry) {
 }
 
 }  // namespace xrt
+
+XRT_REGISTER_KERNELS(xrt::cuda::register_kernels);

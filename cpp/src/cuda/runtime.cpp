@@ -76,4 +76,9 @@ void set_current_device(int device) {
   thread_device = device;
 }
 
+void use_device(int device) {
+  set_current_device(device);
+  activate(device);
+}
+
 }  // namespace xrt::cuda

@@ -1,18 +1,13 @@
 // cpp/src/cuda/runtime.h: contexts and the calling thread's current stream, per device.
 #pragma once
 #include "cuda/driver.h"
+#include "xpuruntime/cuda/runtime.h"
 #include "xpuruntime/device.h"
 
 namespace xrt::cuda {
 
 /// Most devices one process drives.
 inline constexpr int kMaxDevices = 64;
-
-/// Devices the driver sees (0 without CUDA; never throws).
-int device_count();
-
-/// ValueError when device is not an index this machine has (CudaError when it has none).
-void check_device(int device);
 
 /// device's primary context, retained on first use; does not make it current.
 CUcontext primary_context(int device);
@@ -27,8 +22,7 @@ CUcontext activate(int device);
 CUstream current_stream(int device);
 void set_current_stream(int device, CUstream stream);
 
-/// The calling thread's current device (for "cuda" without an index); 0 until set.
-int current_device();
+/// Sets the calling thread's current device (see use_device for the public form).
 void set_current_device(int device);
 
 /// Resolves a Device's index (checks it exists).

@@ -1,5 +1,5 @@
-// cpp/src/cuda/stream.cpp: streams (pooled handles), events, current-stream scopes, and the
-// DLPack stream handshake.
+// cpp/src/cuda/stream.cpp: CUDA streams (pooled handles), the current stream objects, waits
+// between streams, and DLPack's stream numbers.
 #include "cuda/stream.h"
 
 #include <algorithm>
@@ -77,21 +77,14 @@ CUevent scratch_event(int device) {
 
 thread_local std::array<Stream, kMaxDevices> current_objects;
 
-struct Scope {
-  Stream previous;
-  int previous_device;
-};
-thread_local std::vector<Scope> scopes;
-
 }  // namespace
 
-// ---- Stream ---------------------------------------------------------------------------
+// ---- Streams --------------------------------------------------------------------------
 
-Stream Stream::create(int device, int priority) {
+Stream create_stream(int device, int priority) {
   activate(device);
   int p = clamp_priority(device, priority);
-  Stream s;
-  s.device_ = device;
+  CUstream handle = nullptr;
   {
     std::lock_guard lock(pool().mutex);
     auto& idle = pool().idle;
@@ -100,114 +93,70 @@ Stream Stream::create(int device, int priority) {
       return h.device == device && h.priority == p;
     });
     if (it != idle.rend()) {
-      s.handle_ = it->handle;
+      handle = it->handle;
       idle.erase(std::next(it).base());
     }
   }
-  if (!s.handle_) XRT_CU(cuStreamCreateWithPriority, &s.handle_, CU_STREAM_NON_BLOCKING, p);
-  s.owner_ = std::make_shared<Owner>(PooledHandle{s.handle_, device, p});
-  return s;
+  if (!handle) XRT_CU(cuStreamCreateWithPriority, &handle, CU_STREAM_NON_BLOCKING, p);
+  return Stream(device_of(device), handle,
+                std::make_shared<Owner>(PooledHandle{handle, device, p}));
 }
 
-Stream Stream::borrow(int device, CUstream handle) {
-  Stream s;
-  s.device_ = device;
-  s.handle_ = handle == CU_STREAM_LEGACY ? nullptr : handle;
-  return s;
+Stream borrow_stream(int device, CUstream handle) {
+  return Stream(device_of(device), handle == CU_STREAM_LEGACY ? nullptr : handle);
 }
 
-int Stream::priority() const {
-  if (owner_) return static_cast<Owner*>(owner_.get())->h.priority;
-  activate(device_);
+int stream_priority(const Stream& stream) {
+  int device = stream.device().index;
+  activate(device);
   int p = 0;
-  XRT_CU(cuStreamGetPriority, handle_, &p);
+  XRT_CU(cuStreamGetPriority, native(stream), &p);
   return p;
 }
 
-bool Stream::query() const {
-  activate(device_);
-  CUresult r = driver().cuStreamQuery(handle_);
+bool query_stream(const Stream& stream) {
+  activate(stream.device().index);
+  CUresult r = driver().cuStreamQuery(native(stream));
   if (r == CUDA_ERROR_NOT_READY) return false;
   check(r, "cuStreamQuery");
   return true;
 }
 
-void Stream::synchronize() const {
-  activate(device_);
-  refuse_if_capturing(handle_, "Stream.synchronize()");
-  XRT_CU(cuStreamSynchronize, handle_);
+void synchronize_stream(const Stream& stream) {
+  activate(stream.device().index);
+  refuse_if_capturing(native(stream), "Stream.synchronize()");
+  XRT_CU(cuStreamSynchronize, native(stream));
 }
 
-void Stream::wait(const Event& event) const {
-  if (!event.recorded()) return;
-  activate(device_);
-  XRT_CU(cuStreamWaitEvent, handle_, event.handle(), 0);
+void wait_stream(const Stream& waiter, const Stream& other) {
+  if (other == waiter) return;
+  int from = other.device().index;
+  activate(from);
+  CUevent e = scratch_event(from);
+  XRT_CU(cuEventRecord, e, native(other));
+  activate(waiter.device().index);
+  XRT_CU(cuStreamWaitEvent, native(waiter), e, 0);
 }
 
-void Stream::wait(const Stream& other) const {
-  if (other == *this) return;
-  activate(other.device_);
-  CUevent e = scratch_event(other.device_);
-  XRT_CU(cuEventRecord, e, other.handle_);
-  activate(device_);
-  XRT_CU(cuStreamWaitEvent, handle_, e, 0);
-}
-
-// ---- Event ----------------------------------------------------------------------------
-
-Event::Event(bool enable_timing, bool blocking) : timing_(enable_timing), blocking_(blocking) {}
-
-Event::~Event() {
-  if (!handle_) return;
-  try {
-    // Note: safe while the event is still pending; the driver frees it once it completes.
-    driver().cuEventDestroy(handle_);
-  } catch (...) {
+Stream external_stream(uintptr_t address, int device) {
+  auto handle = reinterpret_cast<CUstream>(address);
+  if (device < 0 && !is_default_stream(handle) && handle != CU_STREAM_LEGACY) {
+    // The stream's context tells its device (primary contexts: the ones everyone shares).
+    device = current_device();
+    check_device(device);
+    CUcontext ctx = nullptr;
+    XRT_CU(cuStreamGetCtx, handle, &ctx);
+    for (int i = 0; i < device_count(); ++i)
+      if (primary_context(i) == ctx) device = i;
   }
+  if (device < 0) device = current_device();
+  check_device(device);
+  return borrow_stream(device, handle);
 }
 
-void Event::record(const Stream& stream) {
-  if (device_ >= 0 && device_ != stream.device())
-    throw ValueError("this event belongs to cuda:" + std::to_string(device_) +
-                     "; it cannot be recorded on a stream of cuda:" +
-                     std::to_string(stream.device()));
-  activate(stream.device());
-  if (!handle_) {
-    unsigned flags = (timing_ ? 0 : CU_EVENT_DISABLE_TIMING) |
-                     (blocking_ ? CU_EVENT_BLOCKING_SYNC : 0);
-    XRT_CU(cuEventCreate, &handle_, flags);
-    device_ = stream.device();
-  }
-  XRT_CU(cuEventRecord, handle_, stream.handle());
-  recorded_ = true;
-}
-
-bool Event::query() const {
-  if (!recorded_) return true;
-  activate(device_);
-  CUresult r = driver().cuEventQuery(handle_);
-  if (r == CUDA_ERROR_NOT_READY) return false;
-  check(r, "cuEventQuery");
-  return true;
-}
-
-void Event::synchronize() const {
-  if (!recorded_) return;
-  activate(device_);
-  XRT_CU(cuEventSynchronize, handle_);
-}
-
-float Event::elapsed_ms(const Event& end) const {
-  if (!timing_ || !end.timing_)
-    throw ValueError("elapsed_time needs two events made with enable_timing=True");
-  if (!recorded_ || !end.recorded_)
-    throw ValueError("elapsed_time needs two recorded events; call record() on both first");
-  synchronize();
-  end.synchronize();
-  float ms = 0;
-  activate(device_);
-  XRT_CU(cuEventElapsedTime, &ms, handle_, end.handle_);
-  return ms;
+Stream per_thread_default_stream(int device) {
+  check_device(device);
+  return borrow_stream(device, CU_STREAM_PER_THREAD);
 }
 
 // ---- Current stream -------------------------------------------------------------------
@@ -217,27 +166,14 @@ Stream current(int device) {
   CUstream raw = current_stream(device);
   Stream& s = current_objects[device];
   // Someone may have set the raw stream without us (set_current_stream): borrow it then.
-  if (s.handle() != raw || s.device() != device) s = Stream::borrow(device, raw);
+  if (native(s) != raw || s.device() != device_of(device)) s = borrow_stream(device, raw);
   return s;
 }
 
 void set_current(const Stream& stream) {
-  set_current_stream(stream.device(), stream.handle());
-  current_objects[stream.device()] = stream;
-}
-
-void enter_scope(const Stream& stream) {
-  scopes.push_back({current(stream.device()), current_device()});
-  set_current_device(stream.device());
-  set_current(stream);
-}
-
-void exit_scope() {
-  if (scopes.empty()) throw ValueError("leaving a stream scope that was never entered");
-  Scope scope = std::move(scopes.back());
-  scopes.pop_back();
-  set_current(scope.previous);
-  set_current_device(scope.previous_device);
+  int device = stream.device().index;
+  set_current_stream(device, native(stream));
+  current_objects[device] = stream;
 }
 
 // ---- DLPack ---------------------------------------------------------------------------
@@ -258,29 +194,14 @@ int64_t dlpack_stream_number(int device) {
 }
 
 Stream stream_from_dlpack_number(int device, int64_t number) {
-  if (number <= 0)
+  if (number == 0)
+    throw ValueError("stream=0 is ambiguous for CUDA and not allowed; pass 1 for the legacy "
+                     "default stream, 2 for the per-thread default stream, or -1");
+  if (number < 0)
     throw ValueError("a DLPack stream number must be 1 (legacy default), 2 (per-thread "
                      "default) or a stream handle, got " + std::to_string(number));
   check_device(device);
-  return Stream::borrow(device, reinterpret_cast<CUstream>(number));
-}
-
-void sync_dlpack_consumer(int device, int64_t consumer) {
-  if (consumer == -1) return;
-  if (consumer == 0)
-    throw ValueError("__dlpack__: stream=0 is ambiguous for CUDA and not allowed; pass 1 for "
-                     "the legacy default stream, 2 for the per-thread default stream, or -1");
-  if (consumer < 0)
-    throw ValueError("__dlpack__: stream must be -1, 1, 2 or a stream handle, got " +
-                     std::to_string(consumer));
-  check_dlpack_device(device);
-  CUstream theirs = consumer == 1 ? nullptr : reinterpret_cast<CUstream>(consumer);
-  CUstream ours = current_stream(device);
-  if (theirs == ours) return;
-  activate(device);
-  CUevent e = scratch_event(device);
-  XRT_CU(cuEventRecord, e, ours);
-  XRT_CU(cuStreamWaitEvent, theirs, e, 0);
+  return borrow_stream(device, reinterpret_cast<CUstream>(number));
 }
 
 }  // namespace xrt::cuda

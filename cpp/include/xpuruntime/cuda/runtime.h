@@ -1,9 +1,23 @@
-// cpp/src/cuda/device_info.h: what a CUDA device is (name, memory, capability, features).
+// cpp/include/xpuruntime/cuda/runtime.h: CUDA devices (what each is, the current one,
+// waiting for one) and streams of other libraries. Streams and events themselves are the
+// device-neutral xrt::Stream and xrt::Event (xpuruntime/runtime/).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
+#include "xpuruntime/runtime/stream.h"
+
 namespace xrt::cuda {
+
+/// Devices the driver sees (0 without CUDA; never throws).
+int device_count();
+/// ValueError when device is not an index this machine has (CudaError when it has none).
+void check_device(int device);
+/// The calling thread's current device (for "cuda" without an index); 0 until set.
+int current_device();
+/// Makes device current for the calling thread and its context current.
+void use_device(int device);
 
 /// The fixed properties of a device, read once from the driver.
 struct DeviceProperties {
@@ -40,5 +54,12 @@ size_t free_memory(int device);
 /// Waits for all work on device, with a clear error (not a broken capture) while one of
 /// our graphs is capturing there.
 void synchronize_device(int device);
+
+/// Borrows a stream of another library: a handle (0 and 1 both name the legacy default
+/// stream, 2 the per-thread default) and, when known, its device (-1: the device whose
+/// primary context owns the stream, or the current device for the default streams).
+Stream external_stream(uintptr_t handle, int device = -1);
+/// The per-thread default stream of device.
+Stream per_thread_default_stream(int device);
 
 }  // namespace xrt::cuda

@@ -1,0 +1,43 @@
+// cpp/include/xpuruntime/cuda/libraries.h: knobs and counters of what the CUDA backend runs:
+// cuFFT's plan caches, the SVD's Jacobi sweeps, kernel warm-up, and the host cost of the
+// pieces every CUDA op pays.
+#pragma once
+#include <cstdint>
+
+namespace xrt::cuda {
+
+/// cuFFT's version (e.g. 12000); CudaError saying how to install cuFFT when it is missing.
+int cufft_version();
+
+/// The plan caches, for tests and `xrt.cuda.cufft_plan_cache_info()`.
+struct FftPlanCacheInfo {
+  int64_t size = 0;      ///< plans held on the device
+  int64_t capacity = 0;  ///< most plans held per device
+  uint64_t hits = 0, misses = 0, evictions = 0;
+};
+FftPlanCacheInfo fft_plan_cache_info(int device);
+/// Plans held per device from now on (0 keeps none); shrinking evicts the oldest.
+void set_fft_plan_cache_capacity(int64_t capacity);
+/// Destroys every cached plan on every device (plans in use finish first).
+void clear_fft_plan_cache();
+
+/// A test hook (`_core.cuda._svd_jacobi_max_sweeps`): one sweep leaves most matrices
+/// unconverged, which exercises the fallback. Returns the previous limit (0: cuSOLVER's).
+int set_svd_jacobi_max_sweeps(int sweeps);
+int svd_jacobi_max_sweeps();
+
+/// Compiles the dense kernel of every elementwise (op, dtype) on device, on `threads`
+/// threads, so tests and benchmarks pay NVRTC's time once.
+void warm_elementwise_kernels(int device, unsigned threads);
+
+/// Host nanoseconds per call of the pieces every CUDA op pays, on the current device and
+/// stream, measured in C++ so that no Python is counted.
+struct HostCosts {
+  double launch_ns = 0;          ///< cuLaunchKernel of an empty kernel
+  double activate_ns = 0;        ///< making the device's context current
+  double current_stream_ns = 0;  ///< reading the current stream
+  double allocate_free_ns = 0;   ///< a cached 64-byte allocation and its free
+};
+HostCosts measure_host_costs(int count);
+
+}  // namespace xrt::cuda
