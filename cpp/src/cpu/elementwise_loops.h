@@ -8,13 +8,16 @@
 #include <string>
 #include <utility>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/loops.h"
 #include "cpu/scalar_math.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/kernel.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
+
 using KernelFnPtr = void (*)(const KernelCall& call);
 }
 

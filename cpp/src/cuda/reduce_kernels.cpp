@@ -2,9 +2,9 @@
 // all, any, count_nonzero and vector_norm on CUDA. Device code: cpp/kernels/xrt/reduce.cuh
 // (walks) and reducers.cuh (what each op computes, as the CPU's reducers).
 //
-// A reduction is planned from the CPU engine's boxes (cpu/reduce_engine.h: kept and reduced
-// axes merged, reduced axes in memory order unless positions matter) and run by one of two
-// walks, each specialised by reducer, box ranks and vector width:
+// A reduction is planned as on the CPU, from the host's boxes (core/host/reduce_plan.h: kept
+// and reduced axes merged, reduced axes in memory order unless positions matter), and run by
+// one of two walks, each specialised by reducer, box ranks and vector width:
 // - outer, a thread per output (OVEC adjacent outputs read as one vector): for reductions
 //   of at most kSequential elements (in order, as the CPU sums them: the same bits when
 //   the CPU also runs them in order) and for columns (the reduced axis strided, outputs
@@ -25,7 +25,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "cpu/reduce_engine.h"
+#include "core/host/reduce_plan.h"
 #include "cuda/codegen.h"
 #include "cuda/jit.h"
 #include "cuda/kernel_check.h"
@@ -50,7 +50,7 @@ struct Box {
   int64_t numel = 1;
 };
 
-Box bytes_box(const cpu::reduce::Box& b, int64_t itemsize) {
+Box bytes_box(const host::reduce::Box& b, int64_t itemsize) {
   Box box;
   box.shape = b.shape;
   for (int64_t s : b.strides) box.strides.push_back(s * itemsize);
@@ -282,14 +282,9 @@ Launcher launcher_for(const Tensor& t) {
 /// x's reduction over the call's axes: boxes in memory order unless the reducer needs
 /// positions (argmax, argmin), which follow the logical order.
 Problem problem_of(const Tensor& x, const Dims& axes, bool positions) {
-  Dims kept_axes;
-  for (int d = 0, j = 0; d < x.ndim(); ++d) {
-    if (j < axes.size() && axes[j] == d) { ++j; continue; }
-    kept_axes.push_back(d);
-  }
   int64_t base = 0;
-  cpu::reduce::Box reduced(x, axes, !positions, base);
-  cpu::reduce::Box kept(x, kept_axes, false, base);
+  host::reduce::Box reduced(x, axes, !positions, base);
+  host::reduce::Box kept(x, host::reduce::kept_axes(x, axes), false, base);
   int64_t item = static_cast<int64_t>(x.itemsize());
   return {x.data() + base * item, item, bytes_box(kept, item), bytes_box(reduced, item)};
 }
