@@ -21,7 +21,6 @@
 #include <limits>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -61,17 +60,10 @@ struct OpSpec {
   bool math;                    ///< calls the math library: no unrolling, see max_vector
 };
 
-// The ops whose functions are long (they call the math library, and complex64 computes in
-// double): one vector per thread, and one element per vector for complex (max_vector).
-bool calls_math(std::string_view name) {
-  constexpr std::string_view names[] = {
-      "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1",
-      "log", "log1p", "log2", "log10", "sin", "sinh", "sqrt", "tan", "tanh", "atan2",
-      "hypot", "logaddexp", "pow", "divide", "reciprocal", "sign", "abs"};
-  for (std::string_view n : names)
-    if (n == name) return true;
-  return false;
-}
+// The ops whose functions are long (they call the math library for some input, and
+// complex64 computes in double): one vector per thread, and one element per vector for
+// complex (max_vector).
+bool calls_math(const ElementwiseInfo& info) { return info.math_library != MathLibrary::No; }
 
 // The stored type of each dtype in the device code (cpp/kernels/xrt/real_math.cuh).
 const char* device_type(DType d) {
@@ -373,11 +365,11 @@ std::vector<ElementwiseKernel*>& all_kernels() {
     std::vector<ElementwiseKernel*> k;
     for (int i = 0; i < num_unary_ops(); ++i) {
       const ElementwiseInfo& info = unary_info(static_cast<UnaryOp>(i));
-      k.push_back(new ElementwiseKernel({info.name, Family::Unary, &info, calls_math(info.name)}));
+      k.push_back(new ElementwiseKernel({info.name, Family::Unary, &info, calls_math(info)}));
     }
     for (int i = 0; i < num_binary_ops(); ++i) {
       const ElementwiseInfo& info = binary_info(static_cast<BinaryOp>(i));
-      k.push_back(new ElementwiseKernel({info.name, Family::Binary, &info, calls_math(info.name)}));
+      k.push_back(new ElementwiseKernel({info.name, Family::Binary, &info, calls_math(info)}));
     }
     k.push_back(new ElementwiseKernel({"where", Family::Where, nullptr, false}));
     return k;
@@ -385,11 +377,12 @@ std::vector<ElementwiseKernel*>& all_kernels() {
   return kernels;
 }
 
-// Integer division has no integer kernel: the op definition computes it in float64.
+// An op that computes integers in the default float (integer division) has no integer
+// kernel: the op definition casts its inputs first.
 bool has_kernel(const OpSpec& spec, DType dtype) {
   if (!spec.info) return true;
   if (!in_category(dtype, spec.info->accepts)) return false;
-  return !(std::string_view(spec.name) == "divide" && is_integer(dtype));
+  return !(spec.info->computes_in == ComputesIn::FloatForIntegers && is_integer(dtype));
 }
 
 std::vector<KernelSample> elementwise_kernel_samples();
