@@ -258,4 +258,8 @@ Tensor clip(const Tensor& x, const std::optional<Tensor>& min, const std::option
   return out;
 }
 
+// add predates the elementwise table and keeps its name for C++ callers.
+Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::add, a, b); }
+void add_inplace(Tensor& a, const Tensor& b) { binary_inplace(BinaryOp::add, a, b); }
+
 }  // namespace xrt
