@@ -1,5 +1,5 @@
 // cpp/src/core/host/reduce_plan.h: how a reduction walks its input, planned on the host for
-// every backend (the CPU engine, cpu/reduce_engine.h; the CUDA walks, cuda/reduce_kernels.cpp).
+// every backend (the CPU engine, cpu/reduce_engine.h; the CUDA walks, cuda/reduce_launch.cpp).
 //
 // The kept axes (one output each, row-major: the output is contiguous) and the reduced axes
 // are each merged into a Box, as few dimensions as memory allows. Unless positions matter
