@@ -1,7 +1,7 @@
 """benchmarks/sweep_cuda_elementwise_launch.py: the dense elementwise kernel of
 cpp/kernels/xrt/elementwise.cuh (float32 add of 2**28) under launch configurations (block
 size, vectors per thread, grid cap, streaming cache hints), compiled by CuPy's NVRTC, next to
-PyTorch in the same run. It chose the constants of cuda/elementwise_kernels.cpp.
+PyTorch in the same run. It chose the constants of cuda/elementwise_kernel.cpp.
 
     python benchmarks/sweep_cuda_elementwise_launch.py
 """

@@ -30,12 +30,18 @@ class Function(NamedTuple):
     name: str
     arity: int
     category: str      # a key of CATEGORIES
-    result: str        # "same", "bool", or "real" (the real dtype of a complex input)
+    result: str        # "same", "bool", "real" (the real dtype of a complex input), or
+                       # "float" (float64 for integer inputs: computed in floating point)
     exact: str         # "always", "real" (approximate for complex) or "never" (for floats)
 
     @property
     def dtypes(self):
         return CATEGORIES[self.category]
+
+    def computes_integers_in_float(self, dtype):
+        """Whether integer inputs are cast to the default float before any kernel runs
+        (integer division: no kernel takes integers)."""
+        return self.result == "float" and dtype in INTEGER
 
     def is_exact(self, dtype):
         """Whether results in `dtype` must equal the reference bit for bit (NaNs aside)."""
@@ -106,7 +112,7 @@ BINARY = _rows(2, """
     bitwise_right_shift | integer         | same | always
     bitwise_xor         | integer or bool | same | always
     copysign            | real floating   | same | always
-    divide              | numeric         | same | real
+    divide              | numeric         | float | real
     equal               | any             | bool | always
     floor_divide        | real numeric    | same | always
     greater             | real numeric    | bool | always
@@ -154,7 +160,7 @@ def result_dtype(fn, dtype):
     """The dtype name `fn` returns for inputs of dtype `dtype`."""
     if fn.result == "bool":
         return "bool"
-    if fn.name == "divide" and dtype in INTEGER:
+    if fn.computes_integers_in_float(dtype):
         return "float64"  # project choice: integer division computes in the default float
     if fn.result == "real" and dtype in COMPLEX:
         return {"complex64": "float32", "complex128": "float64"}[dtype]

@@ -1,6 +1,7 @@
 // cpp/include/xpuruntime/elementwise.h: the standard's elementwise functions, defined once
-// as a table (name, arity, the dtypes each accepts, the dtype each returns). Op definitions
-// check and promote; the device kernels registered under the same names only compute.
+// as a table (name, arity, the dtypes each accepts, the dtype each returns, whether it calls
+// the math library, the dtype it computes in). Op definitions check and promote; the device
+// kernels registered under the same names only compute, and read the table for the rest.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -29,35 +30,96 @@ enum class ResultKind : uint8_t {
   RealPart,  ///< the real dtype of a complex input (abs, real, imag); same otherwise
 };
 
-#define XRT_UNARY_OPS(X)                                                                    \
-  X(abs, Numeric, RealPart) X(acos, Floating, Same) X(acosh, Floating, Same)                \
-  X(asin, Floating, Same) X(asinh, Floating, Same) X(atan, Floating, Same)                  \
-  X(atanh, Floating, Same) X(bitwise_invert, IntegerOrBool, Same) X(ceil, RealNumeric, Same) \
-  X(conj, Numeric, Same) X(cos, Floating, Same) X(cosh, Floating, Same)                     \
-  X(exp, Floating, Same) X(expm1, Floating, Same) X(floor, RealNumeric, Same)               \
-  X(imag, Numeric, RealPart) X(isfinite, Numeric, Bool) X(isinf, Numeric, Bool)             \
-  X(isnan, Numeric, Bool) X(log, Floating, Same) X(log1p, Floating, Same)                   \
-  X(log2, Floating, Same) X(log10, Floating, Same) X(logical_not, Bool, Bool)               \
-  X(negative, Numeric, Same) X(positive, Numeric, Same) X(real, Numeric, RealPart)          \
-  X(reciprocal, Floating, Same) X(round, Numeric, Same) X(sign, Numeric, Same)              \
-  X(signbit, RealFloating, Bool) X(sin, Floating, Same) X(sinh, Floating, Same)             \
-  X(square, Numeric, Same) X(sqrt, Floating, Same) X(tan, Floating, Same)                   \
-  X(tanh, Floating, Same) X(trunc, RealNumeric, Same)
+/// Whether the op's function calls the math library. Such functions are long: the CUDA
+/// kernels do not unroll them, and the CPU builds the ones that call it for real inputs
+/// once per instruction set, against libmvec's vector versions.
+enum class MathLibrary : uint8_t {
+  No,       ///< arithmetic, comparisons, bit operations, rounding
+  Complex,  ///< for complex inputs only: |z| and complex division
+  Yes,      ///< for every floating-point input
+};
 
-#define XRT_BINARY_OPS(X)                                                                   \
-  X(add, Numeric, Same) X(atan2, RealFloating, Same) X(bitwise_and, IntegerOrBool, Same)    \
-  X(bitwise_left_shift, Integer, Same) X(bitwise_or, IntegerOrBool, Same)                   \
-  X(bitwise_right_shift, Integer, Same) X(bitwise_xor, IntegerOrBool, Same)                 \
-  X(copysign, RealFloating, Same) X(divide, Numeric, Same) X(equal, Any, Bool)              \
-  X(floor_divide, RealNumeric, Same) X(greater, RealNumeric, Bool)                          \
-  X(greater_equal, RealNumeric, Bool) X(hypot, RealFloating, Same) X(less, RealNumeric, Bool) \
-  X(less_equal, RealNumeric, Bool) X(logaddexp, RealFloating, Same)                         \
-  X(logical_and, Bool, Bool) X(logical_or, Bool, Bool) X(logical_xor, Bool, Bool)           \
-  X(maximum, RealNumeric, Same) X(minimum, RealNumeric, Same) X(multiply, Numeric, Same)    \
-  X(nextafter, RealFloating, Same) X(not_equal, Any, Bool) X(pow, Numeric, Same)            \
-  X(remainder, RealNumeric, Same) X(subtract, Numeric, Same)
+/// The dtype a binary op computes in, given the promoted dtype of its inputs (every unary
+/// op computes in its input's dtype: the column is there to keep the two tables alike).
+enum class ComputesIn : uint8_t {
+  Promoted,          ///< the promoted dtype
+  FloatForIntegers,  ///< the default float for integers: integer division has no integer
+                     ///< result in the standard, so there is no integer kernel
+};
 
-#define XRT_ENUM_ENTRY(name, category, result) name,
+#define XRT_UNARY_OPS(X)                                                         \
+  /* name                 accepts        result    math lib  computes in */      \
+  X(abs,                  Numeric,       RealPart, Complex,  Promoted)           \
+  X(acos,                 Floating,      Same,     Yes,      Promoted)           \
+  X(acosh,                Floating,      Same,     Yes,      Promoted)           \
+  X(asin,                 Floating,      Same,     Yes,      Promoted)           \
+  X(asinh,                Floating,      Same,     Yes,      Promoted)           \
+  X(atan,                 Floating,      Same,     Yes,      Promoted)           \
+  X(atanh,                Floating,      Same,     Yes,      Promoted)           \
+  X(bitwise_invert,       IntegerOrBool, Same,     No,       Promoted)           \
+  X(ceil,                 RealNumeric,   Same,     No,       Promoted)           \
+  X(conj,                 Numeric,       Same,     No,       Promoted)           \
+  X(cos,                  Floating,      Same,     Yes,      Promoted)           \
+  X(cosh,                 Floating,      Same,     Yes,      Promoted)           \
+  X(exp,                  Floating,      Same,     Yes,      Promoted)           \
+  X(expm1,                Floating,      Same,     Yes,      Promoted)           \
+  X(floor,                RealNumeric,   Same,     No,       Promoted)           \
+  X(imag,                 Numeric,       RealPart, No,       Promoted)           \
+  X(isfinite,             Numeric,       Bool,     No,       Promoted)           \
+  X(isinf,                Numeric,       Bool,     No,       Promoted)           \
+  X(isnan,                Numeric,       Bool,     No,       Promoted)           \
+  X(log,                  Floating,      Same,     Yes,      Promoted)           \
+  X(log1p,                Floating,      Same,     Yes,      Promoted)           \
+  X(log2,                 Floating,      Same,     Yes,      Promoted)           \
+  X(log10,                Floating,      Same,     Yes,      Promoted)           \
+  X(logical_not,          Bool,          Bool,     No,       Promoted)           \
+  X(negative,             Numeric,       Same,     No,       Promoted)           \
+  X(positive,             Numeric,       Same,     No,       Promoted)           \
+  X(real,                 Numeric,       RealPart, No,       Promoted)           \
+  X(reciprocal,           Floating,      Same,     Complex,  Promoted)           \
+  X(round,                Numeric,       Same,     No,       Promoted)           \
+  X(sign,                 Numeric,       Same,     Complex,  Promoted)           \
+  X(signbit,              RealFloating,  Bool,     No,       Promoted)           \
+  X(sin,                  Floating,      Same,     Yes,      Promoted)           \
+  X(sinh,                 Floating,      Same,     Yes,      Promoted)           \
+  X(square,               Numeric,       Same,     No,       Promoted)           \
+  X(sqrt,                 Floating,      Same,     Yes,      Promoted)           \
+  X(tan,                  Floating,      Same,     Yes,      Promoted)           \
+  X(tanh,                 Floating,      Same,     Yes,      Promoted)           \
+  X(trunc,                RealNumeric,   Same,     No,       Promoted)
+
+#define XRT_BINARY_OPS(X)                                                        \
+  /* name                 accepts        result    math lib  computes in */      \
+  X(add,                  Numeric,       Same,     No,       Promoted)           \
+  X(atan2,                RealFloating,  Same,     Yes,      Promoted)           \
+  X(bitwise_and,          IntegerOrBool, Same,     No,       Promoted)           \
+  X(bitwise_left_shift,   Integer,       Same,     No,       Promoted)           \
+  X(bitwise_or,           IntegerOrBool, Same,     No,       Promoted)           \
+  X(bitwise_right_shift,  Integer,       Same,     No,       Promoted)           \
+  X(bitwise_xor,          IntegerOrBool, Same,     No,       Promoted)           \
+  X(copysign,             RealFloating,  Same,     No,       Promoted)           \
+  X(divide,               Numeric,       Same,     Complex,  FloatForIntegers)   \
+  X(equal,                Any,           Bool,     No,       Promoted)           \
+  X(floor_divide,         RealNumeric,   Same,     No,       Promoted)           \
+  X(greater,              RealNumeric,   Bool,     No,       Promoted)           \
+  X(greater_equal,        RealNumeric,   Bool,     No,       Promoted)           \
+  X(hypot,                RealFloating,  Same,     Yes,      Promoted)           \
+  X(less,                 RealNumeric,   Bool,     No,       Promoted)           \
+  X(less_equal,           RealNumeric,   Bool,     No,       Promoted)           \
+  X(logaddexp,            RealFloating,  Same,     Yes,      Promoted)           \
+  X(logical_and,          Bool,          Bool,     No,       Promoted)           \
+  X(logical_or,           Bool,          Bool,     No,       Promoted)           \
+  X(logical_xor,          Bool,          Bool,     No,       Promoted)           \
+  X(maximum,              RealNumeric,   Same,     No,       Promoted)           \
+  X(minimum,              RealNumeric,   Same,     No,       Promoted)           \
+  X(multiply,             Numeric,       Same,     No,       Promoted)           \
+  X(nextafter,            RealFloating,  Same,     No,       Promoted)           \
+  X(not_equal,            Any,           Bool,     No,       Promoted)           \
+  X(pow,                  Numeric,       Same,     Yes,      Promoted)           \
+  X(remainder,            RealNumeric,   Same,     No,       Promoted)           \
+  X(subtract,             Numeric,       Same,     No,       Promoted)
+
+#define XRT_ENUM_ENTRY(name, accepts, result, math_library, computes_in) name,
 enum class UnaryOp : uint8_t { XRT_UNARY_OPS(XRT_ENUM_ENTRY) };
 enum class BinaryOp : uint8_t { XRT_BINARY_OPS(XRT_ENUM_ENTRY) };
 #undef XRT_ENUM_ENTRY
@@ -67,6 +129,8 @@ struct ElementwiseInfo {
   const char* name;
   DTypeCategory accepts;
   ResultKind result;
+  MathLibrary math_library;
+  ComputesIn computes_in;
 };
 
 int num_unary_ops();

@@ -1,6 +1,6 @@
 // cpp/kernels/xrt/elementwise.cuh: the elementwise kernels, generic in the function applied
 // (a Fn: its operand types and `call`) and specialised by layout. The host
-// (cuda/elementwise_kernels.cpp) generates one small source per (op, dtype, layout) that
+// (cuda/elementwise_kernel.cpp) generates one small source per (op, dtype, layout) that
 // instantiates one of these as an extern "C" kernel.
 //
 // Layouts:
@@ -64,7 +64,7 @@ template <int N> struct Vector<None, N> {
 };
 
 /// A Python scalar's value, passed in the kernel's arguments (Note [Host scalars] in
-/// cuda/elementwise_kernels.cpp): input k reads it when its address is null.
+/// cuda/elementwise_kernel.cpp): input k reads it when its address is null.
 struct HostValues {
   alignas(16) u64 bits[3][2];
 };

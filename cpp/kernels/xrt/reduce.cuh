@@ -1,6 +1,6 @@
 // cpp/kernels/xrt/reduce.cuh: the reduction kernels, for any reducer of reducers.cuh.
 //
-// The host (cuda/reduce_kernels.cpp) describes a reduction as two boxes of merged
+// The host (cuda/reduce_launch.cpp) describes a reduction as two boxes of merged
 // dimensions with byte strides: the kept one (one output each, row-major) and the reduced
 // one (its last dimension is the run the kernels read along). Two walks:
 // - inner: a group (a warp or the block) per output reads its runs together, with 16-byte
@@ -20,7 +20,7 @@ namespace reduce {
 constexpr int kBlock = 256;  // threads of every reduction block
 constexpr int kUnroll = 4;   // loads in flight per thread
 
-/// The kernels' one argument; the host packs the same 8-byte words (reduce_kernels.cpp).
+/// The kernels' one argument; the host packs the same 8-byte words (reduce_launch.cpp).
 template <int KND, int RND> struct Layout {
   const char* in;
   char* out;                  ///< results (Out), or partial accumulators when splits > 1

@@ -13,8 +13,9 @@
 namespace xrt {
 namespace {
 
-#define XRT_INFO_ENTRY(name, category, result) \
-  {#name, DTypeCategory::category, ResultKind::result},
+#define XRT_INFO_ENTRY(name, accepts, result, math_library, computes_in)          \
+  {#name, DTypeCategory::accepts, ResultKind::result, MathLibrary::math_library, \
+   ComputesIn::computes_in},
 const ElementwiseInfo kUnary[] = {XRT_UNARY_OPS(XRT_INFO_ENTRY)};
 const ElementwiseInfo kBinary[] = {XRT_BINARY_OPS(XRT_INFO_ENTRY)};
 #undef XRT_INFO_ENTRY
@@ -71,10 +72,10 @@ DType result_dtype(const ElementwiseInfo& info, DType input) {
   return input;
 }
 
-// The dtype a binary function computes in: the promoted dtype, except that integer
-// division has no integer result in the standard, so it computes in the default float.
-DType compute_dtype(BinaryOp op, DType promoted) {
-  if (op == BinaryOp::divide && is_integer(promoted)) return kDefaultFloat;
+// The dtype a binary function computes in (the table's "computes in" column).
+DType compute_dtype(const ElementwiseInfo& info, DType promoted) {
+  if (info.computes_in == ComputesIn::FloatForIntegers && is_integer(promoted))
+    return kDefaultFloat;
   return promoted;
 }
 
@@ -145,7 +146,7 @@ Tensor binary_on(BinaryOp op, const Tensor& a, const Tensor& b, Device device) {
   const ElementwiseInfo& info = binary_info(op);
   DType promoted = result_type(a.dtype(), b.dtype());
   check_category(info, promoted);
-  DType dtype = compute_dtype(op, promoted);
+  DType dtype = compute_dtype(info, promoted);
   Dims shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape());
   Tensor hold_a, hold_b;
   const Tensor& x = conform(a, dtype, shape, hold_a);
@@ -159,7 +160,7 @@ void binary_inplace_unchecked(BinaryOp op, Tensor& a, const Tensor& b) {
   const ElementwiseInfo& info = binary_info(op);
   DType promoted = result_type(a.dtype(), b.dtype());
   check_category(info, promoted);
-  DType dtype = compute_dtype(op, promoted);
+  DType dtype = compute_dtype(info, promoted);
   DType out_dtype = result_dtype(info, dtype);
   if (out_dtype != a.dtype())
     throw TypeError(std::string("in-place ") + info.name + " would change the dtype from " +
@@ -256,5 +257,9 @@ Tensor clip(const Tensor& x, const std::optional<Tensor>& min, const std::option
   if (max) run(ids.binary[static_cast<int>(BinaryOp::minimum)], {&out, &hi}, out);
   return out;
 }
+
+// add predates the elementwise table and keeps its name for C++ callers.
+Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::add, a, b); }
+void add_inplace(Tensor& a, const Tensor& b) { binary_inplace(BinaryOp::add, a, b); }
 
 }  // namespace xrt

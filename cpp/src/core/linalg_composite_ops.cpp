@@ -1,6 +1,7 @@
-// cpp/src/core/linalg_composite_ops.cpp: the linalg functions built from views, other ops
-// and small kernels: matrix_transpose, diagonal, trace, tensordot (through matmul), vecdot,
-// cross, outer, vector_norm, matrix_norm and matrix_power.
+// cpp/src/core/linalg_composite_ops.cpp: matmul (the dispatched matmul op) and the linalg
+// functions built from views, other ops and small kernels: matrix_transpose, diagonal,
+// trace, tensordot (through matmul), vecdot, cross, outer, vector_norm, matrix_norm and
+// matrix_power.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -45,6 +46,41 @@ Tensor axis_last(const Tensor& x, int axis) {
 }
 
 }  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_same_device(a, b, "matmul");
+  if (a.ndim() == 0 || b.ndim() == 0)
+    throw ValueError("matmul: operands must have at least one dimension (got shapes " +
+                     shape_str(a.shape()) + " and " + shape_str(b.shape()) + ")");
+  DType dtype = result_type(a.dtype(), b.dtype());
+  // matmul keeps the wording it had among the ops of ops.h (not check_numeric's).
+  if (!is_numeric(dtype))
+    throw TypeError("matmul is not defined for " + name_of(dtype) +
+                    " (it needs a numeric dtype)");
+  Tensor x = a.ndim() == 1 ? a.unsqueeze(0) : a;
+  Tensor y = b.ndim() == 1 ? b.unsqueeze(1) : b;
+  int64_t k = x.shape().back(), kb = y.shape()[y.ndim() - 2];
+  if (k != kb)
+    throw ValueError("matmul: contracted dimensions differ: shapes " + shape_str(a.shape()) +
+                     " and " + shape_str(b.shape()) + " (" + std::to_string(k) + " != " +
+                     std::to_string(kb) + ")");
+  Dims xb(x.shape().begin(), x.shape().end() - 2), yb(y.shape().begin(), y.shape().end() - 2);
+  Dims batch = broadcast_shapes(xb, yb);
+  Dims xs = batch, ys = batch, shape = batch;
+  xs.push_back(x.shape()[x.ndim() - 2]); xs.push_back(k);
+  ys.push_back(k); ys.push_back(y.shape().back());
+  shape.push_back(x.shape()[x.ndim() - 2]); shape.push_back(y.shape().back());
+  Tensor hold_x, hold_y;
+  const Tensor& xa = conform(x, dtype, xs, hold_x);
+  const Tensor& ya = conform(y, dtype, ys, hold_y);
+  Tensor out = empty(shape, dtype, a.device());
+  run(BuiltinOps::get().matmul, {&xa, &ya}, &out, 1, nullptr);
+  if (a.ndim() > 1 && b.ndim() > 1) return out;
+  Dims final_shape = batch;
+  if (a.ndim() > 1) final_shape.push_back(shape[shape.size() - 2]);
+  if (b.ndim() > 1) final_shape.push_back(shape.back());
+  return out.as_strided(final_shape, contiguous_strides(final_shape), 0);
+}
 
 Tensor matrix_transpose(const Tensor& x) { return x.matrix_transpose(); }
 

@@ -1,15 +1,14 @@
-// cpp/src/core/ops.cpp: op definitions: argument checks, result dtype and shape, dispatch.
+// cpp/src/core/ops.cpp: what every op definition builds on: the built-in op ids, empty,
+// full and arange, and the checks op definitions share. Copies and casts: copy_ops.cpp;
+// type promotion: promotion.cpp.
 #include "xpuruntime/ops.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <string>
 
-#include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/dispatcher.h"
-#include "xpuruntime/elementwise.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt {
@@ -21,12 +20,6 @@ void run_op(OpId op, std::initializer_list<const Tensor*> inputs, Tensor& out,
             const OpAttrs* attrs = nullptr) {
   KernelCall call{inputs.begin(), static_cast<int>(inputs.size()), &out, 1, attrs};
   dispatch(op, call);
-}
-
-void check_numeric(DType d, const char* op) {
-  if (!is_numeric(d))
-    throw TypeError(std::string(op) + " is not defined for " + name_of(d) +
-                    " (it needs a numeric dtype)");
 }
 
 template <class Int> bool int_fits(const Scalar& s) {
@@ -141,131 +134,8 @@ void check_writable(const Tensor& x) {
                      "access); copy it to write");
 }
 
-void copy_into(Tensor& dst, const Tensor& src) {
-  check_writable(dst);
-  check_same_device(dst, src, "copy");
-  Tensor source = src.broadcast_to(dst.shape());
-  run_op(BuiltinOps::get().copy, {&source}, dst);
-}
-
-Tensor astype(const Tensor& x, DType dtype, bool copy) {
-  if (!copy && dtype == x.dtype()) return x;
-  Tensor out = empty(x.shape(), dtype, x.device());
-  copy_into(out, x);
-  return out;
-}
-
-Tensor contiguous(const Tensor& x) { return x.is_contiguous() ? x : astype(x, x.dtype(), true); }
-
-// Note [Copies between devices]: the backend moves contiguous bytes. A view that is not
-// contiguous is made contiguous on its own device first: by the device's copy kernel, or,
-// where it has none, by the host fallback's copy of the byte span the view covers (so a
-// sparse view of a large buffer moves only its own elements when the device can copy).
-Tensor to_device(const Tensor& x, Device device) {
-  if (device == x.device()) return x;
-  const Backend& b = backend(device.is_cpu() ? x.device().type : device.type);
-  Tensor src = contiguous(x);
-  Tensor out = empty(x.shape(), x.dtype(), device);
-  b.copy_bytes(out.data(), device, src.data(), src.device(), src.numel() * src.itemsize());
-  return out;
-}
-
-DType result_type(DType a, DType b) {
-  if (auto d = promote_types(a, b)) return *d;
-  throw TypeError("the Array API standard does not define promotion of " + name_of(a) +
-                  " with " + name_of(b) + "; convert one of them with astype() first");
-}
-
-DType scalar_result_type(DType array, Scalar::Kind scalar) {
-  DTypeKind k = kind(array);
-  using SK = Scalar::Kind;
-  switch (scalar) {
-    case SK::Bool:
-      if (k == DTypeKind::Bool) return array;
-      break;
-    case SK::Int:
-    case SK::UInt:
-      if (k != DTypeKind::Bool) return array;
-      break;
-    case SK::Float:
-      if (k == DTypeKind::RealFloat || k == DTypeKind::ComplexFloat) return array;
-      break;
-    case SK::Complex:
-      if (k == DTypeKind::ComplexFloat) return array;
-      if (k == DTypeKind::RealFloat)
-        return array == DType::Float64 ? DType::Complex128 : DType::Complex64;
-      break;
-  }
-  static const char* names[] = {"bool", "int", "int", "float", "complex"};
-  throw TypeError(std::string("the Array API standard does not define mixing a Python ") +
-                  names[static_cast<int>(scalar)] + " with an array of dtype " + name_of(array));
-}
-
 Tensor scalar_tensor(const Scalar& value, DType dtype, Device device) {
   return full(Dims{}, value, dtype, device);
-}
-
-// add predates the elementwise table and keeps its name for C++ callers.
-Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::add, a, b); }
-void add_inplace(Tensor& a, const Tensor& b) { binary_inplace(BinaryOp::add, a, b); }
-
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  check_same_device(a, b, "matmul");
-  if (a.ndim() == 0 || b.ndim() == 0)
-    throw ValueError("matmul: operands must have at least one dimension (got shapes " +
-                     shape_str(a.shape()) + " and " + shape_str(b.shape()) + ")");
-  DType dtype = result_type(a.dtype(), b.dtype());
-  check_numeric(dtype, "matmul");
-  Tensor x = a.ndim() == 1 ? a.unsqueeze(0) : a;
-  Tensor y = b.ndim() == 1 ? b.unsqueeze(1) : b;
-  int64_t k = x.shape().back(), kb = y.shape()[y.ndim() - 2];
-  if (k != kb)
-    throw ValueError("matmul: contracted dimensions differ: shapes " + shape_str(a.shape()) +
-                     " and " + shape_str(b.shape()) + " (" + std::to_string(k) + " != " +
-                     std::to_string(kb) + ")");
-  Dims xb(x.shape().begin(), x.shape().end() - 2), yb(y.shape().begin(), y.shape().end() - 2);
-  Dims batch = broadcast_shapes(xb, yb);
-  Dims xs = batch, ys = batch, shape = batch;
-  xs.push_back(x.shape()[x.ndim() - 2]); xs.push_back(k);
-  ys.push_back(k); ys.push_back(y.shape().back());
-  shape.push_back(x.shape()[x.ndim() - 2]); shape.push_back(y.shape().back());
-  Tensor hold_x, hold_y;
-  const Tensor& xa = conform(x, dtype, xs, hold_x);
-  const Tensor& ya = conform(y, dtype, ys, hold_y);
-  Tensor out = empty(shape, dtype, a.device());
-  run_op(BuiltinOps::get().matmul, {&xa, &ya}, out);
-  if (a.ndim() > 1 && b.ndim() > 1) return out;
-  Dims final_shape = batch;
-  if (a.ndim() > 1) final_shape.push_back(shape[shape.size() - 2]);
-  if (b.ndim() > 1) final_shape.push_back(shape.back());
-  return out.as_strided(final_shape, contiguous_strides(final_shape), 0);
-}
-
-Scalar item(const Tensor& x) {
-  if (x.numel() != 1)
-    throw TypeError("only tensors of one element can be converted to Python scalars (shape " +
-                    shape_str(x.shape()) + ")");
-  if (!x.device().is_cpu()) return item(to_device(x, kCPU));
-  const char* p = x.data();
-  auto get = [p](auto tag) { decltype(tag) v; std::memcpy(&v, p, sizeof v); return v; };
-  switch (x.dtype()) {
-    case DType::Bool: return Scalar::from_bool(get(uint8_t{}) != 0);
-    case DType::Int8: return Scalar::from_int(get(int8_t{}));
-    case DType::Int16: return Scalar::from_int(get(int16_t{}));
-    case DType::Int32: return Scalar::from_int(get(int32_t{}));
-    case DType::Int64: return Scalar::from_int(get(int64_t{}));
-    case DType::UInt8: return Scalar::from_int(get(uint8_t{}));
-    case DType::UInt16: return Scalar::from_int(get(uint16_t{}));
-    case DType::UInt32: return Scalar::from_int(get(uint32_t{}));
-    case DType::UInt64: return Scalar::from_uint(get(uint64_t{}));
-    case DType::Float16: return Scalar::from_float(float(get(Float16{})));
-    case DType::BFloat16: return Scalar::from_float(float(get(BFloat16{})));
-    case DType::Float32: return Scalar::from_float(get(float{}));
-    case DType::Float64: return Scalar::from_float(get(double{}));
-    case DType::Complex64: return Scalar::from_complex(get(std::complex<float>{}));
-    case DType::Complex128: return Scalar::from_complex(get(std::complex<double>{}));
-  }
-  throw ValueError("unknown dtype");
 }
 
 }  // namespace xrt

@@ -9,11 +9,14 @@
 #include <complex>
 #include <type_traits>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/kernels.h"
 #include "xpuruntime/scalar.h"
 
 namespace xrt::cpu {
+
+using host::Tag;
+using host::visit_dtype;
 
 using detail::compute_t;
 using detail::is_complex_v;

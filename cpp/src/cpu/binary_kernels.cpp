@@ -1,5 +1,6 @@
-// cpp/src/cpu/binary_kernels.cpp: the binary elementwise kernels that need no libm (the
-// libm ones are built per ISA in math_kernels.cpp), one entry per row of XRT_BINARY_OPS,
+// cpp/src/cpu/binary_kernels.cpp: the binary elementwise kernels whose real loops need no
+// libm (the table's math-library column; the others are built per ISA in math_kernels.cpp),
+// one entry per row of XRT_BINARY_OPS,
 // and `where`. Inputs arrive broadcast and cast to one dtype.
 #include "cpu/elementwise_loops.h"
 #include "cpu/kernels.h"
@@ -63,8 +64,9 @@ template <> struct BinaryApply<math::nextafter, BFloat16> {
 
 namespace xrt::cpu {
 
-#define XRT_BINARY_KERNEL(name, category, result) \
-  baseline::binary_entry<baseline::math::name, false>(),
+#define XRT_BINARY_KERNEL(name, accepts, result, math_library, computes_in) \
+  baseline::binary_entry<baseline::math::name,                              \
+                         baseline::built_per_isa(MathLibrary::math_library), false>(),
 const KernelFnPtr kBinaryKernels[] = {XRT_BINARY_OPS(XRT_BINARY_KERNEL)};
 #undef XRT_BINARY_KERNEL
 

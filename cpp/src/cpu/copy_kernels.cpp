@@ -1,12 +1,15 @@
 // cpp/src/cpu/copy_kernels.cpp: copy with conversion between any two dtypes, any strides.
 #include <cstring>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
 #include "xpuruntime/scalar.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
+
 namespace {
 
 template <class To, class From> void copy_typed(const Tensor& out, const Tensor& in) {

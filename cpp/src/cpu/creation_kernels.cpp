@@ -3,12 +3,15 @@
 #include <cmath>
 #include <cstring>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
 #include "xpuruntime/registry.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
+
 namespace {
 
 // out[i] = start + i * step (attrs.value, attrs.step); out is contiguous. Integer dtypes

@@ -8,13 +8,17 @@
 #include <string>
 #include <utility>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/loops.h"
 #include "cpu/scalar_math.h"
+#include "xpuruntime/elementwise.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/kernel.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
+
 using KernelFnPtr = void (*)(const KernelCall& call);
 }
 
@@ -64,10 +68,17 @@ template <class Op> void unary_kernel(const KernelCall& call) {
   });
 }
 
-/// Table entries: a kernel for the ops of this translation unit's kind, nullptr for the
-/// others (libm ops live in math_kernels.cpp, the rest in unary/binary_kernels.cpp).
-template <class Op, bool Libm> constexpr KernelFnPtr unary_entry() {
-  if constexpr (math::LibmOp<Op> == Libm) return unary_kernel<Op>;
+/// Whether an op of the elementwise table is built per ISA against libmvec
+/// (math_kernels.cpp): those that call the math library for real inputs. The others,
+/// which call it for complex inputs at most, are built once (unary/binary_kernels.cpp).
+constexpr bool built_per_isa(MathLibrary math_library) {
+  return math_library == MathLibrary::Yes;
+}
+
+/// Table entries: a kernel for the ops of this translation unit's kind (PerIsa: ops built
+/// per ISA, or the others), nullptr for the rest.
+template <class Op, bool OpPerIsa, bool PerIsa> constexpr KernelFnPtr unary_entry() {
+  if constexpr (OpPerIsa == PerIsa) return unary_kernel<Op>;
   else return nullptr;
 }
 
@@ -112,8 +123,8 @@ template <class Op> void binary_kernel(const KernelCall& call) {
   });
 }
 
-template <class Op, bool Libm> constexpr KernelFnPtr binary_entry() {
-  if constexpr (math::LibmOp<Op> == Libm) return binary_kernel<Op>;
+template <class Op, bool OpPerIsa, bool PerIsa> constexpr KernelFnPtr binary_entry() {
+  if constexpr (OpPerIsa == PerIsa) return binary_kernel<Op>;
   else return nullptr;
 }
 

@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/fft_plan.h"
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
@@ -23,6 +23,9 @@
 #include "xpuruntime/registry.h"
 
 namespace xrt::cpu {
+
+using host::Tag;
+
 namespace {
 
 using fft::Complex;

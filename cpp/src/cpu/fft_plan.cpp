@@ -18,10 +18,13 @@
 #include <mutex>
 #include <utility>
 
-#include "cpu/thread_pool.h"
+#include "core/host/thread_pool.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::cpu::fft {
+
+using host::parallel_for;
+
 namespace {
 
 constexpr double kPi = 3.141592653589793238462643383279502884;

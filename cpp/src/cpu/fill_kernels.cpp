@@ -1,9 +1,11 @@
 // cpp/src/cpu/fill_kernels.cpp: fill and arange.
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
 
 void fill_kernel(const KernelCall& call) {
   const Tensor& out = call.out();

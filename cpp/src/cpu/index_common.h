@@ -10,12 +10,14 @@
 #include <cstring>
 #include <type_traits>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/loops.h"
 #include "xpuruntime/indexing.h"
 #include "xpuruntime/kernel.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
 
 inline constexpr int64_t kGrain = 1 << 15;      // elements moved per task
 inline constexpr int64_t kMaskGrain = 1 << 16;  // mask positions per chunk

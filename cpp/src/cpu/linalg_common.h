@@ -1,20 +1,24 @@
-// cpp/src/cpu/linalg_common.h: what the linalg kernels share: walking a stack of matrices
-// and moving each matrix between a tensor's layout and a column-major LAPACK buffer.
-//
-// Operands of one call share the stack shape (the op definition broadcasts them), so the
-// i-th matrix of every operand is found from the same flat stack index.
+// cpp/src/cpu/linalg_common.h: what the CPU linalg kernels share: the LAPACK dtypes, and
+// moving each matrix of a stack (core/host/matrix_stack.h) between a tensor's layout and a
+// column-major LAPACK buffer.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
+#include "core/host/matrix_stack.h"
 #include "cpu/kernels.h"
 #include "xpuruntime/registry.h"
 #include "xpuruntime/tensor.h"
 
 namespace xrt::cpu {
+
+using host::Tag;
+using host::stack_item;
+using host::stack_position;
+using host::stack_size;
 
 /// Calls f(Tag<T>{}) for the four dtypes LAPACK computes in.
 template <class F>
@@ -53,36 +57,6 @@ inline void add_linalg_kernel(KernelRegistry& registry, const char* op, const ch
 // The kernel files of linalg; register_linalg_kernels (kernels.h) calls both.
 void register_linalg_spectral_kernels(KernelRegistry& registry);
 void register_linalg_vector_kernels(KernelRegistry& registry);
-
-/// Number of items of t's stack: the product of all but its last core_ndim dimensions.
-inline int64_t stack_size(const Tensor& t, int core_ndim) {
-  int64_t n = 1;
-  for (int d = 0; d < t.ndim() - core_ndim; ++d) n *= t.shape()[d];
-  return n;
-}
-
-/// Address of stack item `index` (row-major over the leading ndim - core_ndim dims).
-inline char* stack_item(const Tensor& t, int core_ndim, int64_t index) {
-  int64_t offset = 0;
-  for (int d = t.ndim() - core_ndim - 1; d >= 0; --d) {
-    int64_t n = t.shape()[d];
-    offset += (index % n) * t.strides()[d];
-    index /= n;
-  }
-  return t.data() + offset * static_cast<int64_t>(t.itemsize());
-}
-
-/// " (matrix (1, 0) of the stack)" for error messages; empty for a single matrix.
-inline std::string stack_position(const Tensor& t, int core_ndim, int64_t index) {
-  int batch = t.ndim() - core_ndim;
-  if (batch <= 0) return "";
-  Dims position(batch);
-  for (int d = batch - 1; d >= 0; --d) {
-    position[d] = index % t.shape()[d];
-    index /= t.shape()[d];
-  }
-  return " (matrix " + shape_str(position) + " of the stack)";
-}
 
 /// The rows x cols matrix of t's stack item `index`, by element strides.
 template <class T>

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 
-#include "cpu/dtype_dispatch.h"
 #include "cpu/kernels.h"
 #include "cpu/lapack.h"
 #include "cpu/linalg_common.h"

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <limits>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/kernels.h"
 #include "cpu/lapack.h"
 #include "cpu/linalg_common.h"
@@ -19,6 +19,9 @@
 #include "xpuruntime/scalar.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
+
 namespace {
 
 using detail::compute_t;

@@ -9,10 +9,12 @@
 #include <array>
 #include <cstdint>
 
-#include "cpu/thread_pool.h"
+#include "core/host/thread_pool.h"
 #include "xpuruntime/tensor.h"
 
 namespace xrt::cpu {
+
+using host::parallel_for;
 
 inline constexpr int64_t kParallelGrain = 1 << 15;  // elements per task of elementwise work
 

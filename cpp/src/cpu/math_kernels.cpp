@@ -10,11 +10,13 @@
 
 namespace xrt::cpu::XRT_ISA_NS {
 
-#define XRT_UNARY_KERNEL(name, category, result) unary_entry<math::name, true>(),
+#define XRT_UNARY_KERNEL(name, accepts, result, math_library, computes_in) \
+  unary_entry<math::name, built_per_isa(MathLibrary::math_library), true>(),
 const KernelFnPtr kUnaryMath[] = {XRT_UNARY_OPS(XRT_UNARY_KERNEL)};
 #undef XRT_UNARY_KERNEL
 
-#define XRT_BINARY_KERNEL(name, category, result) binary_entry<math::name, true>(),
+#define XRT_BINARY_KERNEL(name, accepts, result, math_library, computes_in) \
+  binary_entry<math::name, built_per_isa(MathLibrary::math_library), true>(),
 const KernelFnPtr kBinaryMath[] = {XRT_BINARY_OPS(XRT_BINARY_KERNEL)};
 #undef XRT_BINARY_KERNEL
 

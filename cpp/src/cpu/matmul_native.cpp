@@ -9,12 +9,16 @@
 #include <cstring>
 #include <vector>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
+#include "core/host/thread_pool.h"
 #include "cpu/kernels.h"
 #include "cpu/matmul_common.h"
-#include "cpu/thread_pool.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
+using host::parallel_for;
+
 namespace {
 
 constexpr int64_t kKC = 256, kMC = 96, kNC = 2048;

@@ -7,9 +7,9 @@
 #include <vector>
 #include <optional>
 
-#include "cpu/dtype_dispatch.h"
 #include "cpu/kernels.h"
 #include "cpu/matmul_common.h"
+#include "xpuruntime/errors.h"
 #include "xpuruntime/ops.h"
 
 extern "C" char* scipy_openblas_get_config64_(void);

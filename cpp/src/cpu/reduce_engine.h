@@ -14,8 +14,9 @@
 //
 // and the engine decides how to walk memory:
 // - The kept axes (one output each, row-major: the output is contiguous) and the reduced
-//   axes are merged into boxes. Unless the reducer is indexed, the reduced axes are walked
-//   in memory order (sorted by stride, negative strides flipped).
+//   axes are merged into boxes (core/host/reduce_plan.h, shared with the CUDA walks).
+//   Unless the reducer is indexed, the reduced axes are walked in memory order (sorted by
+//   stride, negative strides flipped).
 // - Inner strategy: each output reduces the runs of its reduced box. A contiguous run goes
 //   to the reducer's own `run` if it has one, else to `lanes`: kLanes independent
 //   accumulators in a fixed order, halved pairwise above a leaf, which the compiler
@@ -36,10 +37,15 @@
 #include <type_traits>
 #include <vector>
 
-#include "cpu/thread_pool.h"
+#include "core/host/reduce_plan.h"
+#include "core/host/thread_pool.h"
 #include "xpuruntime/tensor.h"
 
 namespace xrt::cpu::reduce {
+
+using host::parallel_for;
+using host::reduce::Box;
+using host::reduce::kept_axes;
 
 inline constexpr int64_t kChunk = 1 << 16;          // reduced elements per task (about)
 inline constexpr int64_t kMinTaskWork = 1 << 15;    // elements per task, at least
@@ -146,45 +152,6 @@ typename R::Acc reduce_run(const R& r, const typename R::In* x, int64_t n, int64
 
 // ---- Layout -----------------------------------------------------------------------------
 
-/// A set of axes of the input merged into as few dimensions as memory allows (outermost
-/// first, strides in elements). An empty set is one dimension of size 1.
-struct Box {
-  Dims shape, strides;
-  int64_t numel = 1;
-
-  Box(const Tensor& x, const Dims& axes, bool memory_order, int64_t& base_offset) {
-    Dims order(axes.begin(), axes.end());
-    if (memory_order) {
-      for (int64_t a : order) {
-        int d = static_cast<int>(a);
-        if (x.strides()[d] < 0 && x.shape()[d] > 1)
-          base_offset += (x.shape()[d] - 1) * x.strides()[d];
-      }
-      // Insertion sort by decreasing |stride| (stable, allocation-free; a few axes).
-      auto size = [&](int64_t a) { return std::abs(x.strides()[static_cast<int>(a)]); };
-      for (int i = 1; i < order.size(); ++i)
-        for (int j = i; j > 0 && size(order[j - 1]) < size(order[j]); --j)
-          std::swap(order[j - 1], order[j]);
-    }
-    for (int64_t a : order) {
-      int d = static_cast<int>(a);
-      int64_t size = x.shape()[d];
-      int64_t stride = memory_order ? std::abs(x.strides()[d]) : x.strides()[d];
-      numel *= size;
-      if (size == 1) continue;
-      if (!shape.empty() && strides[strides.size() - 1] == stride * size) {
-        shape[shape.size() - 1] *= size;
-        strides[strides.size() - 1] = stride;
-      } else {
-        shape.push_back(size);
-        strides.push_back(stride);
-      }
-    }
-    if (shape.empty()) { shape.push_back(1); strides.push_back(0); }
-  }
-  int ndim() const { return shape.size(); }
-};
-
 /// Walks the element offsets of consecutive flat indices of a box (an odometer).
 struct BoxCursor {
   const Box& box;
@@ -289,15 +256,6 @@ template <class R> class Reduction {
   }
 
  private:
-  static Dims kept_axes(const Tensor& x, const Dims& axes) {
-    Dims kept;
-    for (int d = 0, j = 0; d < x.ndim(); ++d) {
-      if (j < axes.size() && axes[j] == d) { ++j; continue; }
-      kept.push_back(d);
-    }
-    return kept;
-  }
-
   // Rows [row0, row1) of the reduced box for the output whose elements start at `at`.
   Acc reduce_rows(const In* at, int64_t row0, int64_t row1, int64_t out) const {
     const Box& b = reduced_;

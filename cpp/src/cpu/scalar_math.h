@@ -39,10 +39,6 @@ template <class C> concept Inexact = Real<C> || Complex<C>;
 
 template <class C> C nan_of() { return std::numeric_limits<C>::quiet_NaN(); }
 
-/// Ops whose real kernels call libm: they are built per ISA against libmvec
-/// (math_kernels.cpp); every other op is built once (unary_kernels.cpp, binary_kernels.cpp).
-template <class Op> concept LibmOp = Op::uses_libm;
-
 // ---- Unary ---------------------------------------------------------------------------
 
 struct abs {
@@ -56,7 +52,6 @@ struct abs {
 
 #define XRT_INEXACT_FN(op, fn)                                  \
   struct op {                                                   \
-    static constexpr bool uses_libm = true;                     \
     template <Inexact C> static C apply(C x) { return fn(x); }  \
   };
 XRT_INEXACT_FN(acos, std::acos)
@@ -84,12 +79,10 @@ template <Complex C> C standard_ctanh(C z) {
   return std::tanh(z);
 }
 struct tanh {
-  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::tanh(x); }
   template <Complex C> static C apply(C z) { return standard_ctanh(z); }
 };
 struct tan {
-  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::tan(x); }
   template <Complex C> static C apply(C z) {
     C t = standard_ctanh(C(-z.imag(), z.real()));  // tanh(iz)
@@ -98,7 +91,6 @@ struct tan {
 };
 
 struct expm1 {
-  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::expm1(x); }
   // Note: C has no cexpm1. For finite z = a + bi, expm1(z) = expm1(a) cos(b) - 2 sin²(b/2)
   // + i e^a sin(b) keeps the accuracy of expm1 near zero; for non-finite inputs the
@@ -129,7 +121,6 @@ struct expm1 {
 };
 
 struct log1p {
-  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::log1p(x); }
   // Note: log(1 + z) loses the digits of a small z; the real part is computed as
   // log1p(2a + a² + b²) / 2 where that is accurate, the imaginary part as atan2(b, 1 + a).
@@ -152,7 +143,6 @@ template <Complex C> C scaled_log(C z, typename C::value_type inverse_log_base) 
 }
 
 struct log2 {
-  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::log2(x); }
   template <Complex C> static C apply(C z) {
     return scaled_log(z, typename C::value_type(1.442695040888963407359924681001892137L));
@@ -160,7 +150,6 @@ struct log2 {
 };
 
 struct log10 {
-  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C x) { return std::log10(x); }
   template <Complex C> static C apply(C z) {
     return scaled_log(z, typename C::value_type(0.434294481903251827651128918916605082L));
@@ -300,14 +289,12 @@ struct divide {
 };
 
 struct atan2 {
-  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C a, C b) { return std::atan2(a, b); }
 };
 struct copysign {
   template <Real C> static C apply(C a, C b) { return std::copysign(a, b); }
 };
 struct hypot {
-  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C a, C b) { return std::hypot(a, b); }
 };
 
@@ -318,7 +305,6 @@ struct nextafter {
 };
 
 struct logaddexp {
-  static constexpr bool uses_libm = true;
   template <Real C> static C apply(C a, C b) {
     if (std::isnan(a) || std::isnan(b)) return nan_of<C>();
     if (a == b) return a + std::log(C(2));  // also +inf, +inf and -inf, -inf
@@ -458,7 +444,6 @@ struct remainder {
 };
 
 struct pow {
-  static constexpr bool uses_libm = true;
   // Integer powers by squaring, wrapping like the other integer ops. A negative exponent
   // has no integer result; the standard leaves it to the implementation: 1 / a rounded
   // towards zero (so 0 unless a is 1 or -1; 0 for a == 0 too, where there is no trap).

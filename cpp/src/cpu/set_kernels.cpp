@@ -15,13 +15,16 @@
 #include <algorithm>
 #include <vector>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/loops.h"
 #include "cpu/row_sort.h"
 #include "cpu/set_kernels.h"
 #include "xpuruntime/sorting.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
+
 namespace {
 
 using sorting::Row;

@@ -23,8 +23,8 @@
 #include <bit>
 #include <vector>
 
+#include "core/host/thread_pool.h"
 #include "cpu/sort_algorithms.h"
-#include "cpu/thread_pool.h"
 #include "xpuruntime/cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -37,6 +37,8 @@
 #endif
 
 namespace xrt::cpu::sorting {
+
+using host::parallel_for;
 
 #ifdef XRT_HAVE_AVX512_SORT
 namespace {

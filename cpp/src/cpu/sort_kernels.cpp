@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
 #include "cpu/row_sort.h"
@@ -19,6 +19,9 @@
 #include "xpuruntime/sorting.h"
 
 namespace xrt::cpu {
+
+using host::visit_dtype;
+
 namespace {
 
 using sorting::Row;

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cuda/codegen.h"
 #include "cuda/jit.h"
 #include "cuda/kernel_check.h"
@@ -127,7 +127,7 @@ void fill_kernel(const KernelCall& call) {
   StridedPlan plan = plan_strided({&out});
   if (plan.numel == 0) return;
   alignas(16) unsigned char value[16] = {};
-  cpu::visit_dtype(out.dtype(), [&](auto tag) {
+  host::visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T v = call.attrs->value.to<T>();
     std::memcpy(value, &v, sizeof v);

@@ -11,11 +11,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "cpu/dtype_dispatch.h"
 #include "cuda/codegen.h"
+#include "cuda/index_common.h"
 #include "cuda/jit.h"
 #include "cuda/kernel_check.h"
-#include "cuda/index_common.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/runtime/backend.h"

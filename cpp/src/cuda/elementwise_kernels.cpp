@@ -1,371 +1,30 @@
 // cpp/src/cuda/elementwise_kernels.cpp: the CUDA kernels of every row of the elementwise
-// tables (XRT_UNARY_OPS, XRT_BINARY_OPS) and of `where`, generated from the device templates
-// of cpp/kernels/xrt/elementwise.cuh and compiled by NVRTC on first use.
-//
-// Note [Elementwise launches]: a call's operands (output first; inputs already broadcast and
-// cast by the op definition) are classified into a layout:
-//  - dense: one contiguous run each, where an input may also be a single broadcast value
-//    (a Python scalar, a 0-d array): vectorised loads of 16 bytes where every run is
-//    aligned for them, the grid looping over the array;
-//  - strided: anything else, over the dimensions left after dropping size-1 ones and merging
-//    those contiguous for every operand (as the CPU's loops do), 32-bit indexing where every
-//    offset fits.
-// Each (op, dtype, layout) is its own small source and kernel. Its CUfunction is cached in a
-// slot of a per-op table indexed by device, dtype and layout, so a call after the first
-// builds no string and hashes nothing: it classifies, looks up, fills the arguments on the
-// stack and launches.
-#include <array>
+// tables (XRT_UNARY_OPS, XRT_BINARY_OPS) and of `where`: one ElementwiseKernel per op
+// (elementwise_kernel.h), registered for the dtypes the table gives it, warmed up on
+// request, and sampled for the compile check.
 #include <atomic>
-#include <cstring>
-#include <cstdlib>
-#include <limits>
+#include <exception>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
-#include "cuda/jit.h"
+#include "cuda/elementwise_kernel.h"
 #include "cuda/kernel_check.h"
 #include "cuda/kernels.h"
-#include "cuda/runtime.h"
 #include "xpuruntime/elementwise.h"
-#include "xpuruntime/errors.h"
 #include "xpuruntime/registry.h"
 
 namespace xrt::cuda {
 namespace {
 
-// Note: launch constants from benchmarks/sweep_cuda_elementwise_launch.py on an H100 (float32
-// add of 2**28): a grid that covers the array (no grid-stride cap) beat every capped grid by
-// 3-5%; 256 or 512 threads and 1, 2 or 4 vectors per thread were within 0.5% of each other.
-constexpr unsigned kBlock = 256;       // threads per block (the kernels' __launch_bounds__)
-constexpr int kUnroll = 2;             // vectors in flight per thread (light ops)
-constexpr int64_t kMaxBlocks = (int64_t(1) << 31) - 1;  // grid x limit; kernels loop beyond
-constexpr int kMaxArgs = 4;            // output and up to three inputs
-constexpr int kSlotDims = 8;           // strided kernels of up to 8 dims are cached in slots
-constexpr int kSlots = 16 + 2 * kSlotDims;
+using namespace elementwise;
 
-enum class Family : uint8_t { Unary = 1, Binary = 2, Where = 3 };
-
-/// The values of host scalars, as the kernels' HostValues (cpp/kernels/xrt/elementwise.cuh).
-struct HostValues {
-  alignas(16) uint64_t bits[3][2];
-};
-
-/// One op of the family: its table row and how its kernels are generated.
-struct OpSpec {
-  const char* name;
-  Family family;
-  const ElementwiseInfo* info;  ///< the table row (nullptr for where)
-  bool math;                    ///< calls the math library: no unrolling, see max_vector
-};
-
-// The ops whose functions are long (they call the math library, and complex64 computes in
-// double): one vector per thread, and one element per vector for complex (max_vector).
-bool calls_math(std::string_view name) {
-  constexpr std::string_view names[] = {
-      "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1",
-      "log", "log1p", "log2", "log10", "sin", "sinh", "sqrt", "tan", "tanh", "atan2",
-      "hypot", "logaddexp", "pow", "divide", "reciprocal", "sign", "abs"};
-  for (std::string_view n : names)
-    if (n == name) return true;
-  return false;
-}
-
-// The stored type of each dtype in the device code (cpp/kernels/xrt/real_math.cuh).
-const char* device_type(DType d) {
-  static const char* const names[kNumDTypes] = {
-      "bool", "xrt::ew::i8", "xrt::ew::i16", "xrt::ew::i32", "xrt::ew::i64", "xrt::ew::u8",
-      "xrt::ew::u16", "xrt::ew::u32", "xrt::ew::u64", "xrt::ew::Float16", "xrt::ew::BFloat16",
-      "float", "double", "xrt::ew::Complex<float>", "xrt::ew::Complex<double>"};
-  return names[static_cast<int>(d)];
-}
-
-// where copies bytes: one kernel per item size.
-const char* bytes_type(size_t itemsize) {
-  switch (itemsize) {
-    case 1: return "xrt::ew::u8";
-    case 2: return "xrt::ew::u16";
-    case 4: return "xrt::ew::u32";
-    case 8: return "xrt::ew::u64";
-    default: return "xrt::ew::Complex<double>";
-  }
-}
-
-size_t result_itemsize(const ElementwiseInfo& info, DType input) {
-  switch (info.result) {
-    case ResultKind::Bool: return 1;
-    case ResultKind::RealPart: return itemsize(input) / (is_complex(input) ? 2 : 1);
-    case ResultKind::Same: break;
-  }
-  return itemsize(input);
-}
-
-/// How one call's operands are laid out; `slot` indexes the per-op function table.
-struct Layout {
-  bool dense = true;
-  int vector = 1;         ///< dense: elements per load
-  unsigned scalars = 0;   ///< dense: bit k set when input k is one broadcast value
-  int ndim = 1;           ///< strided: dimensions after collapsing
-  bool index32 = true;    ///< strided: every index and byte offset fits in 31 bits
-
-  int slot() const {
-    if (dense) return (vector > 1 ? 8 : 0) + static_cast<int>(scalars);
-    return ndim <= kSlotDims ? 16 + 2 * (ndim - 1) + (index32 ? 1 : 0) : -1;
-  }
-};
-
-// The operands of a call, collapsed. Byte strides; output first.
-struct Plan {
-  int nargs = 0;
-  int ndim = 0;
-  int64_t numel = 1;
-  char* ptr[kMaxArgs] = {};
-  int64_t item[kMaxArgs] = {};
-  int64_t size[64];
-  int64_t stride[kMaxArgs][64];
-};
-
-void collapse(Plan& p, const Tensor* const* operands) {
-  const Dims& shape = operands[0]->shape();
-  for (int d = 0; d < shape.size(); ++d) {
-    int64_t extent = shape[d];
-    p.numel *= extent;
-    if (extent == 1) continue;
-    bool merge = p.ndim > 0;
-    for (int k = 0; k < p.nargs && merge; ++k)
-      merge = p.stride[k][p.ndim - 1] == operands[k]->strides()[d] * p.item[k] * extent;
-    if (merge) {
-      p.size[p.ndim - 1] *= extent;
-      for (int k = 0; k < p.nargs; ++k)
-        p.stride[k][p.ndim - 1] = operands[k]->strides()[d] * p.item[k];
-    } else {
-      p.size[p.ndim] = extent;
-      for (int k = 0; k < p.nargs; ++k) p.stride[k][p.ndim] = operands[k]->strides()[d] * p.item[k];
-      ++p.ndim;
-    }
-  }
-  if (p.ndim == 0) {  // 0-d, or all sizes 1: one element
-    p.size[0] = 1;
-    for (int k = 0; k < p.nargs; ++k) p.stride[k][0] = 0;
-    p.ndim = 1;
-  }
-}
-
-unsigned blocks_for(int64_t work, int64_t per_block) {
-  int64_t blocks = (work + per_block - 1) / per_block;
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, kMaxBlocks)));
-}
-
-// Note: a call that needs less than one block of work gets only the warps it uses (the
-// kernels step by blockDim.x): a 16-element op runs one warp, not eight, which a graph of
-// tiny ops replays measurably faster.
-unsigned threads_for(int64_t steps, int64_t unroll) {
-  int64_t per_thread = (steps + unroll - 1) / unroll;
-  if (per_thread >= kBlock) return kBlock;
-  return static_cast<unsigned>(std::max<int64_t>(32, (per_thread + 31) / 32 * 32));
-}
-
-/// The kernels of one op: generates, caches and launches them.
-class ElementwiseKernel {
- public:
-  explicit ElementwiseKernel(OpSpec spec) : spec_(spec) {}
-
-  void run(const KernelCall& call) {
-    const Tensor& out = call.out();
-    if (out.numel() == 0) return;
-    const int nargs = 1 + static_cast<int>(spec_.family);
-    const Tensor* operands[kMaxArgs] = {&out, nullptr, nullptr, nullptr};
-    for (int k = 1; k < nargs; ++k) operands[k] = &call.in(k - 1);
-    const int device = out.device().index;
-    activate(device);
-    DType dtype = spec_.family == Family::Where ? call.in(1).dtype() : call.in(0).dtype();
-
-    Plan plan;
-    plan.nargs = nargs;
-    HostValues values{};
-    unsigned host = 0;  // inputs that are host scalars: their value goes in the arguments
-    for (int k = 0; k < nargs; ++k) {
-      plan.ptr[k] = operands[k]->data();
-      plan.item[k] = static_cast<int64_t>(operands[k]->itemsize());
-      if (k > 0 && operands[k]->device().is_cpu()) {  // Note [Host scalars]: 0-d, broadcast
-        std::memcpy(values.bits[k - 1], operands[k]->data(), operands[k]->itemsize());
-        plan.ptr[k] = nullptr;
-        host |= 1u << (k - 1);
-      }
-    }
-    Layout layout;
-    int64_t n = out.numel();
-    bool all_dense = out.is_contiguous() && host == 0;
-    for (int k = 1; k < nargs && all_dense; ++k)
-      all_dense = operands[k]->shape() == out.shape() && operands[k]->is_contiguous();
-    if (!all_dense) {
-      collapse(plan, operands);
-      layout = classify(plan);
-    }
-    if (layout.dense) {
-      layout.scalars |= host;  // a one-element call reads them as scalars too
-      layout.vector = vector_elements(dtype, plan, layout.scalars);
-    }
-
-    CUfunction fn = function(device, dtype, layout);
-    CUstream stream = current_stream(device);
-    if (layout.dense) {
-      struct {  // DenseArgs<4>
-        char* ptr[kMaxArgs];
-        int64_t n;
-        HostValues values;
-      } args = {{plan.ptr[0], plan.ptr[1], plan.ptr[2], plan.ptr[3]}, n, values};
-      void* params[] = {&args};
-      int unroll = unroll_of(dtype);
-      unsigned blocks = blocks_for(n / layout.vector, int64_t(kBlock) * unroll);
-      launch(fn, Dim3{blocks}, Dim3{threads_for(n / layout.vector, unroll)}, 0, stream, params);
-    } else {
-      // StridedArgs<ND>: ptr[4], size[ND], stride[4][ND], n (all 8-byte fields), then the
-      // host values at the next 16-byte boundary.
-      alignas(16) int64_t args[kMaxArgs + 64 + kMaxArgs * 64 + 2 + sizeof(HostValues) / 8];
-      int nd = plan.ndim, at = 0;
-      for (int k = 0; k < kMaxArgs; ++k) args[at++] = reinterpret_cast<int64_t>(plan.ptr[k]);
-      for (int d = 0; d < nd; ++d) args[at++] = plan.size[d];
-      for (int k = 0; k < kMaxArgs; ++k)
-        for (int d = 0; d < nd; ++d) args[at++] = k < nargs ? plan.stride[k][d] : 0;
-      args[at++] = n;
-      at += at % 2;
-      std::memcpy(&args[at], &values, sizeof values);
-      void* params[] = {args};
-      launch(fn, Dim3{blocks_for(n, kBlock)}, Dim3{threads_for(n, 1)}, 0, stream, params);
-    }
-  }
-
-  /// The source of one specialisation, and its kernel's name.
-  KernelSource source(DType dtype, const Layout& layout, std::string& name) const {
-    std::string fn;
-    std::string type_name(dtype_info(dtype).name);
-    switch (spec_.family) {
-      case Family::Unary:
-        fn = std::string("xrt::ew::UnaryFn<xrt::ew::op::") + spec_.name + ", " +
-             device_type(dtype) + ">";
-        break;
-      case Family::Binary:
-        fn = std::string("xrt::ew::BinaryFn<xrt::ew::op::") + spec_.name + ", " +
-             device_type(dtype) + ">";
-        break;
-      case Family::Where:
-        fn = std::string("xrt::ew::WhereFn<") + bytes_type(itemsize(dtype)) + ">";
-        type_name = "b" + std::to_string(itemsize(dtype));
-        break;
-    }
-    std::string body, param;
-    name = std::string("xrt_ew_") + spec_.name + "_" + type_name;
-    if (layout.dense) {
-      int unroll = unroll_of(dtype);
-      name += "_d" + std::to_string(layout.vector) + "u" + std::to_string(unroll) + "s" +
-              std::to_string(layout.scalars);
-      param = "xrt::ew::DenseArgs<4> a";
-      body = "xrt::ew::dense_kernel<" + fn + ", " + std::to_string(layout.vector) + ", " +
-             std::to_string(unroll) + ", " + std::to_string(layout.scalars) + "u>(a);";
-    } else {
-      std::string nd = std::to_string(layout.ndim);
-      name += "_s" + nd + (layout.index32 ? "i32" : "i64");
-      param = "xrt::ew::StridedArgs<" + nd + "> a";
-      body = "xrt::ew::strided_kernel<" + fn + ", " + nd + ", " +
-             (layout.index32 ? "xrt::ew::u32" : "xrt::ew::u64") + ">(a);";
-    }
-    KernelSource s;
-    s.source = "#include \"xrt/elementwise.cuh\"\nextern \"C\" __global__ void __launch_bounds__(" +
-               std::to_string(kBlock) + ") " + name + "(" + param + ") {\n  " + body + "\n}\n";
-    s.options = {"--fmad=false"};
-    return s;
-  }
-
-  const OpSpec& spec() const { return spec_; }
-
-  /// Compiles (or finds) the kernel of one specialisation on device.
-  void prepare(int device, DType dtype, const Layout& layout) { function(device, dtype, layout); }
-
-  /// Elements per dense load for dtype (the dense kernel's VEC): 16 bytes of the widest
-  /// operand; 1 for the long complex functions, whose copies would only cost compile time.
-  int max_vector(DType dtype) const {
-    size_t widest = itemsize(dtype);
-    if (spec_.info) widest = std::max(widest, result_itemsize(*spec_.info, dtype));
-    if (spec_.math && is_complex(dtype)) return 1;
-    return widest >= 16 ? 1 : static_cast<int>(16 / widest);
-  }
-
- private:
-  int unroll_of(DType dtype) const { return spec_.math || is_complex(dtype) ? 1 : kUnroll; }
-
-  static Layout classify(const Plan& p) {
-    Layout l;
-    bool dense = p.ndim == 1;
-    if (dense && p.size[0] > 1) {
-      dense = p.stride[0][0] == p.item[0];
-      for (int k = 1; k < p.nargs && dense; ++k) {
-        if (p.stride[k][0] == 0) l.scalars |= 1u << (k - 1);
-        else dense = p.stride[k][0] == p.item[k];
-      }
-    }
-    if (dense) return l;
-    l = Layout{};
-    l.dense = false;
-    l.ndim = p.ndim;
-    constexpr int64_t limit = std::numeric_limits<int32_t>::max();
-    l.index32 = p.numel <= limit;
-    for (int k = 0; k < p.nargs && l.index32; ++k) {
-      int64_t reach = 0;
-      for (int d = 0; d < p.ndim; ++d) reach += std::abs(p.stride[k][d]) * (p.size[d] - 1);
-      l.index32 = reach <= limit;
-    }
-    return l;
-  }
-
-  // The vector width the dense kernel may use: every run must be aligned for it.
-  int vector_elements(DType dtype, const Plan& p, unsigned scalars) const {
-    int v = max_vector(dtype);
-    if (v == 1) return 1;
-    for (int k = 0; k < p.nargs; ++k) {
-      if (k > 0 && (scalars >> (k - 1) & 1u)) continue;
-      if (reinterpret_cast<uintptr_t>(p.ptr[k]) % (static_cast<uintptr_t>(p.item[k]) * v) != 0)
-        return 1;
-    }
-    return v;
-  }
-
-  CUfunction function(int device, DType dtype, const Layout& layout) {
-    int slot = layout.slot();
-    std::atomic<CUfunction>* cell = nullptr;
-    if (slot >= 0) {
-      Slots* slots = devices_[device].load(std::memory_order_acquire);
-      if (!slots) slots = create_slots(device);
-      cell = &slots->fn[static_cast<int>(dtype)][slot];
-      if (CUfunction f = cell->load(std::memory_order_acquire)) return f;
-    }
-    std::string name;
-    KernelSource s = source(dtype, layout, name);
-    CUfunction f = jit_function(device, s, name);
-    if (cell) cell->store(f, std::memory_order_release);
-    return f;
-  }
-
-  struct Slots {
-    std::atomic<CUfunction> fn[kNumDTypes][kSlots] = {};
-  };
-
-  Slots* create_slots(int device) {
-    std::lock_guard lock(mutex_);
-    Slots* slots = devices_[device].load(std::memory_order_acquire);
-    if (!slots) {
-      slots = new Slots;  // lives as long as the process, like the modules it points into
-      devices_[device].store(slots, std::memory_order_release);
-    }
-    return slots;
-  }
-
-  OpSpec spec_;
-  std::mutex mutex_;
-  std::array<std::atomic<Slots*>, kMaxDevices> devices_{};
-};
+// The ops whose functions are long (they call the math library for some input, and
+// complex64 computes in double): one vector per thread, and one element per vector for
+// complex (max_vector).
+bool calls_math(const ElementwiseInfo& info) { return info.math_library != MathLibrary::No; }
 
 // One kernel object per op, for the life of the process.
 std::vector<ElementwiseKernel*>& all_kernels() {
@@ -373,11 +32,11 @@ std::vector<ElementwiseKernel*>& all_kernels() {
     std::vector<ElementwiseKernel*> k;
     for (int i = 0; i < num_unary_ops(); ++i) {
       const ElementwiseInfo& info = unary_info(static_cast<UnaryOp>(i));
-      k.push_back(new ElementwiseKernel({info.name, Family::Unary, &info, calls_math(info.name)}));
+      k.push_back(new ElementwiseKernel({info.name, Family::Unary, &info, calls_math(info)}));
     }
     for (int i = 0; i < num_binary_ops(); ++i) {
       const ElementwiseInfo& info = binary_info(static_cast<BinaryOp>(i));
-      k.push_back(new ElementwiseKernel({info.name, Family::Binary, &info, calls_math(info.name)}));
+      k.push_back(new ElementwiseKernel({info.name, Family::Binary, &info, calls_math(info)}));
     }
     k.push_back(new ElementwiseKernel({"where", Family::Where, nullptr, false}));
     return k;
@@ -385,11 +44,12 @@ std::vector<ElementwiseKernel*>& all_kernels() {
   return kernels;
 }
 
-// Integer division has no integer kernel: the op definition computes it in float64.
+// An op that computes integers in the default float (integer division) has no integer
+// kernel: the op definition casts its inputs first.
 bool has_kernel(const OpSpec& spec, DType dtype) {
   if (!spec.info) return true;
   if (!in_category(dtype, spec.info->accepts)) return false;
-  return !(std::string_view(spec.name) == "divide" && is_integer(dtype));
+  return !(spec.info->computes_in == ComputesIn::FloatForIntegers && is_integer(dtype));
 }
 
 std::vector<KernelSample> elementwise_kernel_samples();
@@ -495,3 +155,4 @@ std::vector<KernelSample> elementwise_kernel_samples() {
 }  // namespace
 
 }  // namespace xrt::cuda
+

@@ -11,7 +11,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "cpu/thread_pool.h"
+#include "core/host/thread_pool.h"
 #include "cuda/pinned_memory.h"
 #include "cuda/runtime.h"
 
@@ -82,7 +82,7 @@ void copy_streaming(char* dst, const char* src, size_t n) {
 }
 
 void host_copy(void* dst, const void* src, size_t nbytes, bool streaming) {
-  cpu::parallel_for(int64_t(nbytes), kCopyGrain, [&](int64_t begin, int64_t end) {
+  host::parallel_for(int64_t(nbytes), kCopyGrain, [&](int64_t begin, int64_t end) {
     char* to = static_cast<char*>(dst) + begin;
     const char* from = static_cast<const char*>(src) + begin;
     if (streaming) copy_streaming(to, from, size_t(end - begin));

@@ -22,11 +22,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "cpu/dtype_dispatch.h"
+#include "core/host/dtype_dispatch.h"
 #include "cuda/codegen.h"
+#include "cuda/index_common.h"
 #include "cuda/jit.h"
 #include "cuda/kernel_check.h"
-#include "cuda/index_common.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/runtime/backend.h"
@@ -70,7 +70,7 @@ struct Flags {
     }
     offset *= static_cast<int64_t>(indices.itemsize());
     int64_t value = 0;
-    cpu::visit_dtype(indices.dtype(), [&](auto tag) {
+    host::visit_dtype(indices.dtype(), [&](auto tag) {
       using I = typename decltype(tag)::type;
       if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
         I raw;

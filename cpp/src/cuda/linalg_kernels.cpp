@@ -8,7 +8,7 @@
 #include <climits>
 #include <vector>
 
-#include "cpu/linalg_common.h"
+#include "core/host/matrix_stack.h"
 #include "cuda/kernels.h"
 #include "cuda/linalg_common.h"
 #include "xpuruntime/errors.h"
@@ -19,7 +19,7 @@ namespace xrt::cuda {
 namespace {
 
 using namespace solver;
-using cpu::stack_position;
+using host::stack_position;
 
 // Stacks of matrices up to this order go through the batched routines (one launch for the
 // stack) rather than one cuSOLVER call per matrix.

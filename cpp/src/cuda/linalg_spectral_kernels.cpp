@@ -10,7 +10,7 @@
 //  - eig: NaN or infinity raises before anything runs, as on the CPU.
 #include <vector>
 
-#include "cpu/linalg_common.h"
+#include "core/host/matrix_stack.h"
 #include "cuda/linalg_common.h"
 #include "cuda/kernels.h"
 #include "xpuruntime/errors.h"
@@ -21,7 +21,7 @@ namespace xrt::cuda {
 namespace {
 
 using namespace solver;
-using cpu::stack_position;
+using host::stack_position;
 
 // ---- eigh -----------------------------------------------------------------------------------
 

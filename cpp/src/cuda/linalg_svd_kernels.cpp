@@ -27,7 +27,7 @@
 #include <limits>
 #include <vector>
 
-#include "cpu/linalg_common.h"
+#include "core/host/matrix_stack.h"
 #include "cuda/linalg_common.h"
 #include "cuda/kernels.h"
 #include "xpuruntime/errors.h"
@@ -38,7 +38,7 @@ namespace xrt::cuda {
 namespace {
 
 using namespace solver;
-using cpu::stack_position;
+using host::stack_position;
 
 enum class Driver { Auto, Qr, Jacobi };
 

@@ -1,4 +1,5 @@
-// cpp/src/cpu/dtype_dispatch.h: from a runtime DType to the C++ element type, once.
+// cpp/src/core/host/dtype_dispatch.h: from a runtime DType to the C++ element type, once
+// (host code of every backend: the CPU kernels, the CUDA kernels' launch code).
 #pragma once
 #include <complex>
 #include <cstdint>
@@ -7,7 +8,7 @@
 #include "xpuruntime/errors.h"
 #include "xpuruntime/half.h"
 
-namespace xrt::cpu {
+namespace xrt::host {
 
 template <class T> struct Tag { using type = T; };
 
@@ -33,4 +34,4 @@ template <class F> decltype(auto) visit_dtype(DType dtype, F&& f) {
   throw ValueError("unknown dtype");
 }
 
-}  // namespace xrt::cpu
+}  // namespace xrt::host

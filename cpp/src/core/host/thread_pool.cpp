@@ -1,11 +1,11 @@
-// cpp/src/cpu/thread_pool.cpp: a small fork-safe pool behind parallel_for.
+// cpp/src/core/host/thread_pool.cpp: a small fork-safe pool behind parallel_for.
 //
 // - One job at a time: a second caller (another Python thread) runs its loop inline
 //   rather than wait, and so does a nested call from inside a task.
 // - Workers take chunks from an atomic counter; the caller works too.
 // - After fork() the child gets a fresh pool on first use (the parent's threads do not
 //   exist there).
-#include "cpu/thread_pool.h"
+#include "core/host/thread_pool.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-namespace xrt::cpu {
+namespace xrt::host {
 namespace {
 
 thread_local bool inside_task = false;
@@ -236,4 +236,4 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   p->run(n, grain, fn);
 }
 
-}  // namespace xrt::cpu
+}  // namespace xrt::host

@@ -1,12 +1,16 @@
-// cpp/src/cpu/thread_pool.h: parallel_for over fixed chunks, on a pool of worker threads.
+// cpp/src/core/host/thread_pool.h: parallel_for over fixed chunks, on a pool of host worker
+// threads (the CPU kernels; host-side copies of other backends).
 #pragma once
 #include <cstdint>
 #include <functional>
 
-#include "xpuruntime/cpu.h"
+namespace xrt::host {
 
-namespace xrt::cpu {
-
+/// Threads of the pool (the caller included). XPURUNTIME_NUM_THREADS overrides the
+/// default, which is the number of cores this process may run on.
+int num_threads();
+/// Sets it (at least 1); not while parallel_for runs on other threads.
+void set_num_threads(int n);
 
 /// Calls fn(begin, end) for the chunks [k*grain, min((k+1)*grain, n)) of [0, n). The chunks
 /// depend on n and grain only, never on the thread count, so a reduction that combines
@@ -15,4 +19,4 @@ namespace xrt::cpu {
 /// The first exception thrown by fn is rethrown in the caller.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
-}  // namespace xrt::cpu
+}  // namespace xrt::host

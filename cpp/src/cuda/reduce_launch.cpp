@@ -1,0 +1,234 @@
+// cpp/src/cuda/reduce_launch.cpp: how a CUDA reduction runs: the walk, its kernel's source
+// and arguments, and the split of a large walk into pieces that a second launch combines.
+//
+// A reduction is planned as on the CPU, from the host's boxes (core/host/reduce_plan.h: kept
+// and reduced axes merged, reduced axes in memory order unless positions matter), and run by
+// one of two walks, each specialised by reducer, box ranks and vector width:
+// - outer, a thread per output (OVEC adjacent outputs read as one vector): for reductions
+//   of at most kSequential elements (in order, as the CPU sums them: the same bits when
+//   the CPU also runs them in order) and for columns (the reduced axis strided, outputs
+//   contiguous, e.g. axis 0 of a C-ordered matrix).
+// - inner, a warp per output when there are enough outputs to fill the device, else a
+//   block, with 16-byte loads along contiguous runs: rows, full reductions, and the general
+//   strided case (lanes stride through any layout; slow, but no copy).
+// Note [Deterministic reductions]: a walk of at least kMinSplitWork elements that leaves
+// too few threads to fill the device splits each output's elements into pieces by sizes
+// and the device's multiprocessor count alone (a full reduction: one piece per resident
+// block, one wave); the pieces' partial accumulators go to a scratch buffer and a second
+// launch combines them in order. No float atomics anywhere, so the same input gives the
+// same bits on the same device model every time (another SM count may split differently).
+// Float sums differ from the CPU's in rounding (another order of additions), except where
+// both add in order (short reductions; columns too small to split); integers, max/min,
+// argmax/argmin and all/any/count_nonzero are exact.
+#include "cuda/reduce_launch.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/host/reduce_plan.h"
+#include "cuda/codegen.h"
+#include "cuda/jit.h"
+#include "cuda/kernel_check.h"
+
+namespace xrt::cuda::reduce {
+namespace {
+
+constexpr int kUnroll = 4;            // kUnroll of reduce.cuh
+constexpr int64_t kSequential = 64;   // reductions this short run in order, a thread each
+constexpr int64_t kThreadsPerSm = 2048;
+constexpr int64_t kMinSplitWork = 1 << 20;  // elements in all below which nothing splits
+constexpr int64_t kMaxOuterSplits = 512;
+constexpr int64_t kMaxGrid = int64_t(1) << 30;  // blocks of one launch (walks loop beyond)
+
+Box bytes_box(const host::reduce::Box& b, int64_t itemsize) {
+  Box box;
+  box.shape = b.shape;
+  for (int64_t s : b.strides) box.strides.push_back(s * itemsize);
+  box.numel = b.numel;
+  return box;
+}
+
+KernelSource reduce_source(const Spec& spec, Shape s) {
+  return {"#include \"xrt/reduce.cuh\"\n" + kernel_body("xrt_reduce", spec, s)};
+}
+
+std::string shape_key(Shape s) {
+  return std::string(s.walk == Walk::Inner ? "i" : "o") + std::to_string(s.kept_ndim) + "." +
+         std::to_string(s.reduced_ndim) + "." + std::to_string(s.vec) + "." +
+         std::to_string(s.group);
+}
+
+CUfunction reduce_function(int device, const Spec& spec, Shape s) {
+  std::string key = "reduce/" + spec.reducer + "/" + shape_key(s);
+  return jit_function(device, key, [&] { return reduce_source(spec, s); }, "xrt_reduce");
+}
+
+/// The kernel argument xrt::reduce::Layout<K, R>: 8-byte words in its field order.
+std::vector<uint64_t> pack(const Problem& p, const Spec& spec, char* out, int64_t nout,
+                           int64_t splits, int64_t piece) {
+  std::vector<uint64_t> w;
+  auto word = [&](auto v) {
+    uint64_t u = 0;
+    static_assert(sizeof(v) == 8);
+    std::memcpy(&u, &v, 8);
+    w.push_back(u);
+  };
+  word(p.in);
+  word(out);
+  word(nout);
+  for (int64_t v : p.kept.shape) word(v);
+  for (int64_t v : p.kept.strides) word(v);
+  for (int64_t v : p.reduced.shape) word(v);
+  for (int64_t v : p.reduced.strides) word(v);
+  word(splits);
+  word(piece);
+  word(spec.scalar);
+  word(spec.aux);
+  word(spec.aux_out);
+  word(spec.count);
+  return w;
+}
+
+// Outputs per thread: as many adjacent outputs as one load of at most 16 bytes reads, when
+// every address the thread reads is aligned to that load.
+int outer_vector(const Problem& p, int64_t acc_size) {
+  if (p.kept.strides.back() != p.in_size) return 1;
+  for (int v = static_cast<int>(16 / p.in_size); v > 1; v /= 2) {
+    int64_t bytes = v * p.in_size;
+    bool ok = p.kept.shape.back() % v == 0 && v * acc_size <= 64 &&
+              reinterpret_cast<uintptr_t>(p.in) % bytes == 0;
+    for (int d = 0; ok && d + 1 < p.kept.shape.size(); ++d) ok = p.kept.strides[d] % bytes == 0;
+    for (int64_t s : p.reduced.strides) ok = ok && s % bytes == 0;
+    if (ok) return v;
+  }
+  return 1;
+}
+
+}  // namespace
+
+std::string kernel_body(const std::string& name, const Spec& spec, Shape s) {
+  std::string k = std::to_string(s.kept_ndim), r = std::to_string(s.reduced_ndim);
+  std::string call = s.walk == Walk::Inner
+                         ? "xrt::reduce::inner<Reducer, " + k + ", " + r + ", " +
+                               std::to_string(s.vec) + ", " + std::to_string(s.group) + ">"
+                         : "xrt::reduce::outer<Reducer, " + k + ", " + r + ", " +
+                               std::to_string(s.vec) + ">";
+  return "namespace " + name + "_types { typedef " + spec.reducer + " Reducer; }\n" +
+         "static_assert(sizeof(" + name + "_types::Reducer::Acc) == " +
+         std::to_string(spec.acc_size) + ", \"accumulator size\");\n" +
+         "static_assert(sizeof(" + name + "_types::Reducer::In) == " +
+         std::to_string(spec.in_size) + ", \"element size\");\n" +
+         "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kReduceBlock) +
+         ") " + name + "(xrt::reduce::Layout<" + k + ", " + r + "> layout) {\n  using " +
+         name + "_types::Reducer;\n  " + call + "(layout);\n}\n";
+}
+
+void Launcher::run(const Spec& spec, const Problem& p, char* out, bool may_split) const {
+  if (p.kept.numel == 0) return;
+  int64_t count = p.reduced.numel;
+  int64_t run = p.reduced.shape.back(), run_stride = p.reduced.strides.back();
+  bool run_contiguous = run > 1 && run_stride == p.in_size;
+  bool outputs_contiguous = p.kept.strides.back() == p.in_size && p.kept.shape.back() >= 8;
+  if (count <= kSequential || (!run_contiguous && outputs_contiguous) || run < 16)
+    outer(spec, p, out, may_split);
+  else
+    inner(spec, p, out, may_split);
+}
+
+void Launcher::outer(const Spec& spec, const Problem& p, char* out, bool may_split) const {
+  int64_t nout = p.kept.numel, count = p.reduced.numel;
+  int vec = outer_vector(p, spec.acc_size);
+  int64_t threads = nout / vec;
+  int64_t splits = 1;
+  int64_t target = sm_count(device) * kThreadsPerSm;
+  if (may_split && threads < target && count > kSequential && nout * count >= kMinSplitWork)
+    splits = std::clamp<int64_t>(ceil_div(target, threads), 1,
+                                 std::min<int64_t>(count / 32, kMaxOuterSplits));
+  int64_t piece = std::max<int64_t>(1, ceil_div(count, splits));
+  splits = count == 0 ? 1 : ceil_div(count, piece);
+  Shape s{Walk::Outer, p.kept.shape.size(), p.reduced.shape.size(), vec, 1};
+  CUfunction fn = reduce_function(device, spec, s);
+  Tensor partials;
+  char* target_out = out;
+  if (splits > 1) {
+    partials = device_scratch(splits * nout * spec.acc_size, where);
+    target_out = partials.data();
+  }
+  std::vector<uint64_t> args = pack(p, spec, target_out, nout, splits, piece);
+  void* params[] = {args.data()};
+  auto blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(threads, kReduceBlock), kMaxGrid));
+  launch(fn, {blocks, static_cast<unsigned>(splits)}, {kReduceBlock}, 0, stream, params);
+  if (splits > 1) {
+    Box kept{Dims{nout}, Dims{spec.acc_size}, nout};
+    Box reduced{Dims{splits}, Dims{nout * spec.acc_size}, splits};
+    finish(spec, partials, kept, reduced, out);
+  }
+}
+
+void Launcher::inner(const Spec& spec, const Problem& p, char* out, bool may_split) const {
+  int64_t nout = p.kept.numel, count = p.reduced.numel;
+  int rnd = p.reduced.shape.size();
+  int64_t run = p.reduced.shape.back();
+  bool contiguous = p.reduced.strides.back() == p.in_size && p.in_size <= 8;
+  int vec = contiguous ? static_cast<int>(16 / p.in_size) : 1;
+  int64_t target = sm_count(device) * kThreadsPerSm;
+  bool warp = nout * 32 >= target || count <= 32 * vec * kUnroll * 4;
+  Shape s{Walk::Inner, p.kept.shape.size(), rnd, vec, warp ? 32 : kReduceBlock};
+  CUfunction fn = reduce_function(device, spec, s);
+  // Pieces are of elements (one run) or of whole runs; a piece gives each thread a full
+  // round of loads at least.
+  int64_t units = rnd == 1 ? run : count / run;
+  int64_t min_piece = rnd == 1 ? int64_t(kReduceBlock) * vec * kUnroll
+                               : std::max<int64_t>(1, ceil_div(kReduceBlock * vec * kUnroll, run));
+  int64_t splits = 1;
+  if (may_split && !warp && nout * count >= kMinSplitWork) {
+    int64_t wave = int64_t(sm_count(device)) * resident_blocks(fn);
+    if (nout < wave)
+      splits = std::clamp<int64_t>(ceil_div(wave, nout), 1,
+                                   std::max<int64_t>(1, units / min_piece));
+  }
+  int64_t piece = ceil_div(units, std::max<int64_t>(splits, 1));
+  if (rnd == 1) piece = ceil_div(piece, 16) * 16;  // pieces start at the same alignment
+  splits = std::max<int64_t>(1, ceil_div(units, piece));
+  Tensor partials;
+  char* target_out = out;
+  if (splits > 1) {
+    partials = device_scratch(splits * nout * spec.acc_size, where);
+    target_out = partials.data();
+  }
+  std::vector<uint64_t> args = pack(p, spec, target_out, nout, splits, piece);
+  void* params[] = {args.data()};
+  int64_t per_block = warp ? kReduceBlock / 32 : 1;
+  auto blocks =
+      static_cast<unsigned>(std::min<int64_t>(ceil_div(nout * splits, per_block), kMaxGrid));
+  launch(fn, {blocks}, {kReduceBlock}, 0, stream, params);
+  if (splits > 1) {
+    Box kept{Dims{nout}, Dims{splits * spec.acc_size}, nout};
+    Box reduced{Dims{splits}, Dims{spec.acc_size}, splits};
+    finish(spec, partials, kept, reduced, out);
+  }
+}
+
+// The second launch of a split reduction: partial accumulators, combined in piece order.
+void Launcher::finish(const Spec& spec, const Tensor& partials, Box kept, Box reduced,
+                      char* out) const {
+  Problem p{partials.data(), spec.acc_size, std::move(kept), std::move(reduced)};
+  run(spec.partials(), p, out, false);
+}
+
+Launcher launcher_for(const Tensor& t) {
+  int device = t.device().index;
+  activate(device);
+  return {device, current_stream(device), t.device()};
+}
+
+Problem problem_of(const Tensor& x, const Dims& axes, bool positions) {
+  int64_t base = 0;
+  host::reduce::Box reduced(x, axes, !positions, base);
+  host::reduce::Box kept(x, host::reduce::kept_axes(x, axes), false, base);
+  int64_t item = static_cast<int64_t>(x.itemsize());
+  return {x.data() + base * item, item, bytes_box(kept, item), bytes_box(reduced, item)};
+}
+
+}  // namespace xrt::cuda::reduce
