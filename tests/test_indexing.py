@@ -1,6 +1,6 @@
-"""tests/test_indexing.py: x[key], x[key] = value, take, take_along_axis and
-nonzero, against NumPy (whose semantics xpuruntime follows where the standard
-is silent), plus views, aliasing, large (threaded) inputs and errors."""
+"""tests/test_indexing.py: x[key], x[key] = value, take and take_along_axis against NumPy
+(whose semantics xpuruntime follows where the standard is silent), plus views, aliasing,
+large (threaded) inputs and errors; boolean masks and nonzero are in test_masks.py."""
 
 import math
 
@@ -288,39 +288,6 @@ def test_duplicate_indices_last_wins():
     assert_tensor_equal(t, np.array([4.0, 0.0, 2.0]))
 
 
-@pytest.mark.parametrize("name", ALL)
-def test_mask_setitem_every_dtype(name):
-    dtype = numpy_dtype(name)
-    a = (np.arange(30) % 5).astype(dtype).reshape(5, 6)
-    mask = (np.arange(30) % 4 == 1).reshape(5, 6)
-    fill = a.reshape(-1)[2]
-    t = tensor(a.copy())
-    t[tensor(mask)] = tensor(np.asarray(fill))
-    expected = a.copy()
-    expected[mask] = fill
-    assert_tensor_equal(t, expected)
-    values = a[mask][::-1].copy()
-    t[tensor(mask)] = tensor(values)
-    expected[mask] = values
-    assert_tensor_equal(t, expected)
-
-
-def test_large_mask_setitem():
-    rng = np.random.default_rng(0)
-    n = 300_001
-    a = rng.standard_normal(n)
-    mask = rng.random(n) < 0.5
-    t = xrt.asarray(a.copy())
-    t[xrt.asarray(mask)] = 0.0
-    expected = a.copy()
-    expected[mask] = 0.0
-    assert_tensor_equal(t, expected)
-    values = rng.standard_normal(int(mask.sum()))
-    t[xrt.asarray(mask)] = xrt.asarray(values)
-    expected[mask] = values
-    assert_tensor_equal(t, expected)
-
-
 @pytest.mark.parametrize("value, dtype", [
     (True, "bool"), (3, "int8"), (3, "uint64"), (2, "float32"), (2.5, "float16"),
     (1.5, "complex64"), (1 + 2j, "complex128"), (7, "bfloat16")])
@@ -436,18 +403,6 @@ def test_too_many_indices_raise_IndexError(key):
 def test_two_ellipses_raise_IndexError():
     with pytest.raises(IndexError, match="ellipsis"):
         xrt.zeros((3, 4))[..., 0, ...]
-
-
-@pytest.mark.parametrize("mask_shape", [(2,), (3, 3), (1, 4)])
-def test_mask_shape_mismatch_raises_IndexError(mask_shape):
-    with pytest.raises(IndexError, match="boolean index did not match"):
-        xrt.zeros((3, 4))[xrt.asarray(np.ones(mask_shape, dtype=bool))]
-
-
-def test_mask_dimensions_of_size_zero_select_nothing():
-    # The standard lets a mask dimension be 0 where x's is not.
-    out = xrt.zeros((3, 4))[xrt.asarray(np.ones((0, 4), dtype=bool))]
-    assert out.shape == (0,)
 
 
 @pytest.mark.parametrize("key", [1.0, (0, 1.5), "a", object(), np.array([1.0]), b"\x01"])
@@ -568,36 +523,3 @@ def test_take_along_axis_errors():
         xrt.take_along_axis(x, xrt.zeros((2, 3), dtype=xrt.int64), axis=-3)
     with pytest.raises(TypeError):
         xrt.take_along_axis(x, xrt.zeros((2, 3)), axis=1)
-
-
-# ------------------------------------------------------------ nonzero
-
-
-@given(data=st.data(), shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5))
-def test_nonzero_matches_numpy(data, shape, dtype_pair):
-    a = data.draw(arrays(dtype_pair[0].name, shape), label="x")
-    out = xrt.nonzero(tensor(a))
-    expected = np.nonzero(a.astype(np.float32) if dtype_pair[0] == xrt.bfloat16 else a)
-    assert isinstance(out, tuple) and len(out) == len(expected)
-    for o, e in zip(out, expected, strict=True):
-        assert_tensor_equal(o, e.astype(np.int64))
-
-
-def test_nonzero_special_values():
-    a = np.array([0.0, -0.0, np.nan, np.inf, 1e-300, 0j.real], dtype=np.float64)
-    assert_tensor_equal(xrt.nonzero(xrt.asarray(a))[0], np.array([2, 3, 4]))
-    c = np.array([0j, 1j, 1 + 0j, -0.0 - 0j], dtype=np.complex64)
-    assert_tensor_equal(xrt.nonzero(xrt.asarray(c))[0], np.array([1, 2]))
-
-
-def test_nonzero_large_and_strided():
-    rng = np.random.default_rng(2)
-    a = rng.random((300, 2000)) < 0.1
-    for view in (a, a.T, a[::-1, ::3]):
-        for o, e in zip(xrt.nonzero(xrt.asarray(view)), np.nonzero(view), strict=True):
-            assert_tensor_equal(o, e.astype(np.int64))
-
-
-def test_nonzero_of_0d_raises_ValueError():
-    with pytest.raises(ValueError):
-        xrt.nonzero(xrt.asarray(1.0))
