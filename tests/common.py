@@ -62,9 +62,11 @@ def numpy_dtype(name):
 
 
 def on_cpu(t):
-    """The tensor itself on the CPU, else its copy there (an explicit copy: NumPy may not
-    read device memory)."""
-    return t if t.device.type == "cpu" else t.to_device("cpu")
+    """A tensor on a device as its copy on the CPU (an explicit copy: NumPy may not read
+    device memory); a CPU tensor, or anything else, as it is."""
+    if isinstance(t, xrt.Tensor) and t.device.type != "cpu":
+        return t.to_device("cpu")
+    return t
 
 
 def to_numpy(t):
