@@ -161,7 +161,7 @@ def test_cublas_version_or_a_clear_error():
         assert version >= 120000  # CUDA 12 or newer: the _64 entry points exist
 
 
-# ---- every device, and CUDA alone ----------------------------------------------------------------------------
+# ---- every device, and CUDA alone -----------------------------------------------------------
 
 @pytest.mark.parametrize("name", NUMERIC)
 @pytest.mark.parametrize(("shape_a", "shape_b"), SHAPES)
@@ -269,9 +269,11 @@ def test_tf32_when_the_policy_allows_it(kernel, name):
 def test_tensordot_matches_numpy(device, name):
     a, b = random(name, (3, 4, 5)), random(name, (4, 5, 6))
     got = run_integer(lambda: xrt.tensordot(on(device, a), on(device, b), axes=2))
-    assert_product(got, a, b, name, product=lambda x, y: np.tensordot(x, y, axes=2), k=20, device=device)
+    assert_product(got, a, b, name, product=lambda x, y: np.tensordot(x, y, axes=2), k=20,
+                   device=device)
     got = run_integer(lambda: xrt.linalg.tensordot(on(device, a), on(device, b[0]), axes=1))
-    assert_product(got, a, b[0], name, product=lambda x, y: np.tensordot(x, y, axes=1), device=device)
+    assert_product(got, a, b[0], name, product=lambda x, y: np.tensordot(x, y, axes=1),
+                   device=device)
 
 
 def test_tensordot_with_permuted_axes(device):
@@ -280,7 +282,8 @@ def test_tensordot_with_permuted_axes(device):
     a, b = random("float64", (3, 4, 5)), random("float64", (5, 3, 2))
     got = xrt.tensordot(on(device, a), on(device, b), axes=([0, 2], [1, 0]))
     assert_product(got, a, b, "float64",
-                   product=lambda x, y: np.tensordot(x, y, axes=([0, 2], [1, 0])), k=15, device=device)
+                   product=lambda x, y: np.tensordot(x, y, axes=([0, 2], [1, 0])), k=15,
+                   device=device)
 
 
 @pytest.mark.parametrize("name", NUMERIC)
@@ -300,7 +303,8 @@ def test_vecdot_matches_numpy(device, name, shape_a, shape_b, axis):
 
 def test_linalg_matmul_is_matmul(device):
     a, b = random("complex64", (2, 3, 4)), random("complex64", (4, 5))
-    assert_product(xrt.linalg.matmul(on(device, a), on(device, b)), a, b, "complex64", device=device)
+    assert_product(xrt.linalg.matmul(on(device, a), on(device, b)), a, b, "complex64",
+                   device=device)
 
 
 def test_integer_products_wrap(device):
