@@ -1,6 +1,7 @@
 """tests/test_indexing.py: x[key], x[key] = value, take and take_along_axis against NumPy
 (whose semantics xpuruntime follows where the standard is silent), plus views, aliasing,
-large (threaded) inputs and errors; boolean masks and nonzero are in test_masks.py.
+large (threaded) inputs and errors; boolean masks and nonzero are in test_masks.py. The
+tests that take the `device` fixture run on the CPU and on CUDA.
 
 On CUDA (the tests marked cuda), the native creation and indexing kernels (arange, linspace,
 tril, triu, integer-array gather and scatter, take, take_along_axis) give the CPU's results
@@ -26,9 +27,9 @@ from common import ALL, INTEGER, NUMERIC, arrays, assert_tensor_equal, numpy_dty
 from cuda_helpers import both, host, same_bits, small_values
 
 
-def xrt_key(key):
-    """The key with every NumPy array replaced by a tensor."""
-    convert = lambda k: tensor(k) if isinstance(k, np.ndarray) else k  # noqa: E731
+def xrt_key(key, device=None):
+    """The key with every NumPy array replaced by a tensor (on `device`)."""
+    convert = lambda k: tensor(k, device) if isinstance(k, np.ndarray) else k  # noqa: E731
     return tuple(map(convert, key)) if isinstance(key, tuple) else convert(key)
 
 
@@ -156,16 +157,16 @@ def test_iteration_of_a_vector_gives_0d_tensors():
 
 
 @given(data=st.data(), shape=shapes)
-def test_advanced_indices_match_numpy(data, shape):
+def test_advanced_indices_match_numpy(device, data, shape):
     a = np.arange(math.prod(shape), dtype=np.int32).reshape(shape)
     key = data.draw(advanced_keys(shape), label="key")
     try:
         expected = numpy_getitem(a, key)
     except IndexError:
         with pytest.raises(IndexError):
-            xrt.asarray(a)[xrt_key(key)]
+            xrt.asarray(a, device=device)[xrt_key(key, device)]
         return
-    assert_tensor_equal(xrt.asarray(a)[xrt_key(key)], expected)
+    assert_tensor_equal(xrt.asarray(a, device=device)[xrt_key(key, device)], expected)
 
 
 def test_an_empty_ellipsis_still_separates_advanced_indices():
@@ -182,16 +183,16 @@ def test_an_empty_ellipsis_still_separates_advanced_indices():
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_gather_and_mask_every_dtype(name):
+def test_gather_and_mask_every_dtype(device, name):
     dtype = numpy_dtype(name)
     a = (np.arange(24) % 7).astype(dtype).reshape(4, 6)
-    t = tensor(a)
+    t = tensor(a, device)
     idx = np.array([3, -1, 0, 2, 2])
-    assert_tensor_equal(t[tensor(idx)], a[idx])
-    assert_tensor_equal(t[:, tensor(idx)], a[:, idx])
+    assert_tensor_equal(t[tensor(idx, device)], a[idx])
+    assert_tensor_equal(t[:, tensor(idx, device)], a[:, idx])
     mask = (np.arange(24) % 3 == 0).reshape(4, 6)
-    assert_tensor_equal(t[tensor(mask)], a[mask])
-    assert_tensor_equal(t[tensor(mask[:, 0])], a[mask[:, 0]])
+    assert_tensor_equal(t[tensor(mask, device)], a[mask])
+    assert_tensor_equal(t[tensor(mask[:, 0], device)], a[mask[:, 0]])
 
 
 @pytest.mark.parametrize("name", INTEGER)
@@ -467,14 +468,14 @@ def test_index_arrays_that_do_not_broadcast_raise_IndexError():
 
 
 @given(data=st.data(), shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
-def test_take_matches_numpy(data, shape, dtype_pair):
+def test_take_matches_numpy(device, data, shape, dtype_pair):
     a = data.draw(arrays(dtype_pair[0].name, shape), label="x")
     axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
     n = shape[axis]
     idx_shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=0, max_side=4))
     idx = data.draw(hnp.arrays(np.int32, idx_shape, elements=st.integers(-n, n - 1)),
                     label="indices")
-    out = xrt.take(tensor(a), xrt.asarray(idx), axis=axis)
+    out = xrt.take(tensor(a, device), xrt.asarray(idx, device=device), axis=axis)
     assert_tensor_equal(out, np.take(a, idx, axis=axis))
 
 
@@ -501,7 +502,7 @@ def test_take_errors():
 
 
 @given(data=st.data(), shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
-def test_take_along_axis_matches_numpy(data, shape):
+def test_take_along_axis_matches_numpy(device, data, shape):
     a = np.arange(math.prod(shape), dtype=np.int16).reshape(shape)
     axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
     n = shape[axis]
@@ -511,7 +512,8 @@ def test_take_along_axis_matches_numpy(data, shape):
         if d != axis % len(shape) and data.draw(st.booleans()):
             idx_shape[d] = 1
     idx = data.draw(hnp.arrays(np.int64, tuple(idx_shape), elements=st.integers(-n, n - 1)))
-    out = xrt.take_along_axis(xrt.asarray(a), xrt.asarray(idx), axis=axis)
+    out = xrt.take_along_axis(xrt.asarray(a, device=device), xrt.asarray(idx, device=device),
+                              axis=axis)
     assert_tensor_equal(out, np.take_along_axis(a, idx, axis=axis))
 
 

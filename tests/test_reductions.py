@@ -1,7 +1,9 @@
 """tests/test_reductions.py: the reducing functions against NumPy: sum, prod,
 max, min, mean, var, std, all, any, count_nonzero, argmax, argmin (axes,
 keepdims, dtypes, empty and strided inputs, special values, errors, and
-results that do not depend on the thread count), and on CUDA against the CPU.
+results that do not depend on the thread count), and on CUDA against the CPU. The exact
+reductions, the empty and 0-d cases and the errors take the `device` fixture and run on every
+device.
 
 On CUDA (the tests marked cuda), the native reductions and scans give the CPU's results:
 every op on every dtype it takes, each layout the kernels tell apart (rows, columns, full
@@ -75,11 +77,11 @@ def wide(a):
 
 @pytest.mark.parametrize("name", ("bool",) + INTEGER)
 @given(data=st.data())
-def test_integer_sums_and_products_are_exact(name, data):
+def test_integer_sums_and_products_are_exact(device, name, data):
     a = data.draw(arrays(name, shapes))
     axis = data.draw(axes(a.ndim))
     keepdims = data.draw(st.booleans())
-    t = tensor(a)
+    t = tensor(a, device)
     for op in ("sum", "prod"):
         # NumPy's 64-bit arithmetic wraps exactly as ours does.
         expected = getattr(np, op)(a, axis=axis, keepdims=keepdims,
@@ -90,24 +92,24 @@ def test_integer_sums_and_products_are_exact(name, data):
 
 @pytest.mark.parametrize("name", REAL)
 @given(data=st.data())
-def test_max_and_min_match_numpy(name, data):
+def test_max_and_min_match_numpy(device, name, data):
     a = data.draw(arrays(name, nonempty))
     axis = data.draw(axes(a.ndim))
     keepdims = data.draw(st.booleans())
     for op in ("max", "min"):
         expected = getattr(np, op)(a, axis=axis, keepdims=keepdims)  # NaN wins
-        assert_tensor_equal(getattr(xrt, op)(tensor(a), axis=axis,
+        assert_tensor_equal(getattr(xrt, op)(tensor(a, device), axis=axis,
                                              keepdims=keepdims),
                             np.asarray(expected, dtype=a.dtype))
 
 
 @pytest.mark.parametrize("name", ALL)
 @given(data=st.data())
-def test_all_any_count_nonzero_match_numpy(name, data):
+def test_all_any_count_nonzero_match_numpy(device, name, data):
     a = data.draw(arrays(name, shapes))  # NaN, inf and -0.0 included
     axis = data.draw(axes(a.ndim))
     keepdims = data.draw(st.booleans())
-    t = tensor(a)
+    t = tensor(a, device)
     truth = a.astype(np.float32) != 0 if name == "bfloat16" else a != 0
     for op, reference in (("all", np.all), ("any", np.any)):
         assert_tensor_equal(getattr(xrt, op)(t, axis=axis, keepdims=keepdims),
@@ -120,7 +122,7 @@ def test_all_any_count_nonzero_match_numpy(name, data):
 
 @pytest.mark.parametrize("name", REAL)
 @given(data=st.data())
-def test_argmax_and_argmin_find_the_first_extreme(name, data):
+def test_argmax_and_argmin_find_the_first_extreme(device, name, data):
     a = data.draw(arrays(name, nonempty))
     axis = data.draw(one_axis(a.ndim))
     keepdims = data.draw(st.booleans())
@@ -128,15 +130,15 @@ def test_argmax_and_argmin_find_the_first_extreme(name, data):
     values = a.astype(np.float32) if name == "bfloat16" else a
     for op in ("argmax", "argmin"):
         expected = getattr(np, op)(values, axis=axis, keepdims=keepdims)
-        assert_tensor_equal(getattr(xrt, op)(tensor(a), axis=axis,
+        assert_tensor_equal(getattr(xrt, op)(tensor(a, device), axis=axis,
                                              keepdims=keepdims),
                             np.asarray(expected, dtype=np.int64))
 
 
-def test_argmax_ties_and_nans_take_the_first():
-    t = xrt.asarray([1.0, 3.0, 3.0, np.nan, 0.0, np.nan])
+def test_argmax_ties_and_nans_take_the_first(device):
+    t = xrt.asarray([1.0, 3.0, 3.0, np.nan, 0.0, np.nan], device=device)
     assert int(xrt.argmax(t)) == 3 and int(xrt.argmin(t)) == 3
-    t = xrt.asarray([[2, 5, 5], [5, 2, 2]])
+    t = xrt.asarray([[2, 5, 5], [5, 2, 2]], device=device)
     assert_tensor_equal(xrt.argmax(t, axis=1), np.array([1, 0]))
     assert_tensor_equal(xrt.argmin(t, axis=0), np.array([0, 1, 1]))
     assert xrt.argmax(t, keepdims=True).shape == (1, 1)
@@ -247,10 +249,10 @@ def test_special_values_propagate():
     ("bool", "int32"), ("float32", "complex64"), ("float16", "float32"),
     ("uint16", "int64")])
 @pytest.mark.parametrize("op", ["sum", "prod"])
-def test_dtype_argument_sets_the_result_dtype(op, source, target):
+def test_dtype_argument_sets_the_result_dtype(device, op, source, target):
     a = np.array([[100, 27, 1], [0, 1, 3]], dtype=source)
     for axis in (0, None):
-        t = getattr(xrt, op)(xrt.asarray(a), axis=axis,
+        t = getattr(xrt, op)(xrt.asarray(a, device=device), axis=axis,
                              dtype=getattr(xrt, target))
         expected = getattr(np, op)(a.astype(target), axis=axis, dtype=target)
         assert_tensor_equal(t, np.asarray(expected))
@@ -276,9 +278,9 @@ def test_result_dtypes_follow_the_standard(name):
 
 @pytest.mark.parametrize("name", ["bool", "int8", "uint16", "float32",
                                   "complex64"])
-def test_reductions_of_nothing_give_their_identity(name):
+def test_reductions_of_nothing_give_their_identity(device, name):
     a = np.zeros((0, 3), dtype=name)
-    t = xrt.asarray(a)
+    t = xrt.asarray(a, device=device)
     dtype = sum_dtype(name)
     assert_tensor_equal(xrt.sum(t), np.zeros((), dtype=dtype))
     assert_tensor_equal(xrt.sum(t, axis=0), np.zeros(3, dtype))
@@ -293,21 +295,21 @@ def test_reductions_of_nothing_give_their_identity(name):
 
 
 @pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
-def test_extremes_of_nothing_raise(op):
+def test_extremes_of_nothing_raise(device, op):
     with pytest.raises(ValueError, match=op):
-        getattr(xrt, op)(xrt.zeros((0, 3)))
+        getattr(xrt, op)(xrt.zeros((0, 3), device=device))
     with pytest.raises(ValueError, match="no elements"):
-        getattr(xrt, op)(xrt.zeros((3, 0)), axis=1)
+        getattr(xrt, op)(xrt.zeros((3, 0), device=device), axis=1)
     # Empty results are fine when each has elements behind it.
-    assert getattr(xrt, op)(xrt.zeros((0, 3)), axis=1).shape == (0,)
+    assert getattr(xrt, op)(xrt.zeros((0, 3), device=device), axis=1).shape == (0,)
 
 
-def test_zero_dimensional_and_empty_tuple_axes():
-    t = xrt.asarray(2.5)
+def test_zero_dimensional_and_empty_tuple_axes(device):
+    t = xrt.asarray(2.5, device=device)
     for op in ("sum", "prod", "max", "min", "mean"):
         assert float(getattr(xrt, op)(t)) == 2.5
     assert int(xrt.argmax(t)) == 0
-    m = xrt.asarray([[1.0, -2.0], [0.0, 4.0]])
+    m = xrt.asarray([[1.0, -2.0], [0.0, 4.0]], device=device)
     assert_tensor_equal(xrt.sum(m, axis=()), np.array([[1.0, -2.0], [0.0, 4.0]]))
     assert_tensor_equal(xrt.count_nonzero(m, axis=()),
                         np.array([[1, 1], [0, 1]]))
@@ -403,8 +405,8 @@ def test_pairwise_sums_stay_accurate():
 
 @pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "mean", "var",
                                 "std", "all", "any", "count_nonzero"])
-def test_bad_axes_raise_with_the_function_name(op):
-    t = xrt.ones((2, 3, 4))
+def test_bad_axes_raise_with_the_function_name(device, op):
+    t = xrt.ones((2, 3, 4), device=device)
     for axis in (3, -4, (0, 5)):
         with pytest.raises(IndexError, match=f"{op}: axis .* out of bounds"):
             getattr(xrt, op)(t, axis=axis)
@@ -419,29 +421,29 @@ def test_bad_axes_raise_with_the_function_name(op):
 
 
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
-def test_search_axes_are_single_ints(op):
-    t = xrt.ones((2, 3))
+def test_search_axes_are_single_ints(device, op):
+    t = xrt.ones((2, 3), device=device)
     with pytest.raises(TypeError, match="axis must be an int"):
         getattr(xrt, op)(t, axis=(0,))
     with pytest.raises(IndexError, match=f"{op}: axis 2"):
         getattr(xrt, op)(t, axis=2)
 
 
-def test_undefined_dtypes_raise_type_error():
-    c = xrt.asarray([1 + 2j, 3j])
+def test_undefined_dtypes_raise_type_error(device):
+    c = xrt.asarray([1 + 2j, 3j], device=device)
     for op in ("max", "min", "argmax", "argmin"):
         with pytest.raises(TypeError, match="complex"):
             getattr(xrt, op)(c)
-    b = xrt.asarray([True, False])
+    b = xrt.asarray([True, False], device=device)
     for op in ("mean", "var", "std"):
         with pytest.raises(TypeError, match="bool"):
             getattr(xrt, op)(b)
     with pytest.raises(TypeError, match="numeric"):
-        xrt.sum(xrt.ones((2,)), dtype=xrt.bool)
+        xrt.sum(xrt.ones((2,), device=device), dtype=xrt.bool)
     with pytest.raises(TypeError, match="imaginary"):
         xrt.sum(c, dtype=xrt.float64)
     with pytest.raises(TypeError, match="correction"):
-        xrt.var(xrt.ones((2,)), correction="1")
+        xrt.var(xrt.ones((2,), device=device), correction="1")
 
 
 # ==== on CUDA against the CPU =====================================================================

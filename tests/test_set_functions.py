@@ -1,5 +1,5 @@
-"""tests/test_set_functions.py: unique_all/_counts/_inverse/_values, isin and repeat, on the
-CPU against NumPy and on CUDA against the CPU.
+"""tests/test_set_functions.py: unique_all/_counts/_inverse/_values, isin and repeat, against
+NumPy on every device (the tests that take the `device` fixture) and on CUDA against the CPU.
 
 The standard's rules: x is flattened; every NaN (every complex value with a
 NaN part) is its own unique value with a count of one; -0.0 and +0.0 are one
@@ -59,10 +59,10 @@ def small_values(name):
 
 @pytest.mark.parametrize("name", ALL)
 @given(data=st.data())
-def test_unique_all_matches_numpy(name, data):
+def test_unique_all_matches_numpy(device, name, data):
     a = data.draw(small_values(name) | arrays(name, shapes))
     values, index, inverse, counts = numpy_unique(a)
-    out = xrt.unique_all(tensor(a))
+    out = xrt.unique_all(tensor(a, device))
     assert type(out).__name__ == "UniqueAllResult"
     assert out._fields == ("values", "indices", "inverse_indices", "counts")
     assert_tensor_equal(out.values, values)
@@ -78,10 +78,10 @@ def test_unique_all_matches_numpy(name, data):
 
 @pytest.mark.parametrize("name", ALL)
 @given(data=st.data())
-def test_unique_counts_inverse_values_match_numpy(name, data):
+def test_unique_counts_inverse_values_match_numpy(device, name, data):
     a = data.draw(small_values(name) | arrays(name, shapes))
     values, _, inverse, counts = numpy_unique(a)
-    t = tensor(a)
+    t = tensor(a, device)
     out = xrt.unique_counts(t)
     assert out._fields == ("values", "counts")
     assert_tensor_equal(out.values, values)
@@ -93,8 +93,8 @@ def test_unique_counts_inverse_values_match_numpy(name, data):
     assert_tensor_equal(xrt.unique_values(t), values)
 
 
-def test_nans_are_distinct_and_signed_zeros_are_not():
-    t = xrt.asarray([np.nan, -0.0, 1.0, np.nan, 0.0, 1.0])
+def test_nans_are_distinct_and_signed_zeros_are_not(device):
+    t = xrt.asarray([np.nan, -0.0, 1.0, np.nan, 0.0, 1.0], device=device)
     out = xrt.unique_all(t)
     assert_tensor_equal(out.values, np.array([-0.0, 1.0, np.nan, np.nan]))
     assert np.signbit(to_numpy(out.values)[0])
@@ -103,16 +103,17 @@ def test_nans_are_distinct_and_signed_zeros_are_not():
     assert_tensor_equal(out.inverse_indices, np.array([2, 0, 1, 3, 0, 1]))
 
 
-def test_complex_values_with_a_nan_part_are_distinct():
-    t = xrt.asarray([complex(1, np.nan), complex(1, np.nan), 1 + 0j, complex(np.nan, 0)])
+def test_complex_values_with_a_nan_part_are_distinct(device):
+    t = xrt.asarray([complex(1, np.nan), complex(1, np.nan), 1 + 0j, complex(np.nan, 0)],
+                    device=device)
     out = xrt.unique_counts(t)
     assert out.values.shape == (4,)
     assert_tensor_equal(out.counts, np.array([1, 1, 1, 1]))
 
 
-def test_inverse_indices_keep_the_input_shape():
+def test_inverse_indices_keep_the_input_shape(device):
     a = np.array([[3, 1], [1, 2], [3, 3]], dtype=np.int8)
-    out = xrt.unique_inverse(xrt.asarray(a))
+    out = xrt.unique_inverse(xrt.asarray(a, device=device))
     assert out.inverse_indices.shape == (3, 2)
     assert_tensor_equal(out.values, np.array([1, 2, 3], np.int8))
     assert np.array_equal(to_numpy(out.values)[to_numpy(out.inverse_indices)], a)
@@ -120,24 +121,24 @@ def test_inverse_indices_keep_the_input_shape():
 
 @pytest.mark.parametrize("func", [xrt.unique_all, xrt.unique_counts,
                                   xrt.unique_inverse, xrt.unique_values])
-def test_zero_d_and_empty_inputs(func):
-    out = func(xrt.asarray(5, dtype=xrt.int32))
+def test_zero_d_and_empty_inputs(device, func):
+    out = func(xrt.asarray(5, dtype=xrt.int32, device=device))
     values = out if func is xrt.unique_values else out.values
     assert_tensor_equal(values, np.array([5], np.int32))
     if func in (xrt.unique_all, xrt.unique_inverse):
         assert out.inverse_indices.shape == ()
-    out = func(xrt.asarray(np.zeros((2, 0), np.float32)))
+    out = func(xrt.asarray(np.zeros((2, 0), np.float32), device=device))
     values = out if func is xrt.unique_values else out.values
     assert_tensor_equal(values, np.zeros(0, np.float32))
     if func in (xrt.unique_all, xrt.unique_inverse):
         assert out.inverse_indices.shape == (2, 0)
 
 
-def test_unique_reads_strided_views():
+def test_unique_reads_strided_views(device):
     base = np.random.default_rng(0).integers(0, 6, (8, 10)).astype(np.int16)
     view = base[::-2, 1::3].T
     values, index, inverse, counts = numpy_unique(view)
-    out = xrt.unique_all(xrt.asarray(view))
+    out = xrt.unique_all(xrt.asarray(base, device=device)[::-2, 1::3].T)
     assert_tensor_equal(out.values, values)
     assert_tensor_equal(out.indices, index)
     assert_tensor_equal(out.inverse_indices, inverse)
@@ -145,16 +146,16 @@ def test_unique_reads_strided_views():
 
 
 @pytest.mark.parametrize("name", ["float32", "int64", "uint8", "float16"])
-def test_unique_of_long_inputs(name):
+def test_unique_of_long_inputs(device, name):
     rng = np.random.default_rng(1)
     a = (rng.integers(0, 1000, 200000)).astype(name)
     values, index, inverse, counts = numpy_unique(a)
-    out = xrt.unique_all(xrt.asarray(a))
+    out = xrt.unique_all(xrt.asarray(a, device=device))
     assert_tensor_equal(out.values, values)
     assert_tensor_equal(out.indices, index)
     assert_tensor_equal(out.inverse_indices, inverse)
     assert_tensor_equal(out.counts, counts)
-    assert_tensor_equal(xrt.unique_values(xrt.asarray(a)), values)
+    assert_tensor_equal(xrt.unique_values(xrt.asarray(a, device=device)), values)
 
 
 @pytest.mark.parametrize("func", [xrt.unique_all, xrt.unique_counts,
@@ -169,7 +170,7 @@ def test_unique_needs_a_tensor(func):
 
 @pytest.mark.parametrize("name", INTEGER + REAL_FLOATING + COMPLEX + ("bool",))
 @given(data=st.data())
-def test_isin_matches_numpy(name, data):
+def test_isin_matches_numpy(device, name, data):
     x1 = data.draw(small_values(name) | arrays(name, shapes))
     x2 = data.draw(small_values(name) | arrays(name, shapes))
     invert = data.draw(st.booleans())
@@ -177,19 +178,20 @@ def test_isin_matches_numpy(name, data):
     expected = np.isin(*work, invert=invert)
     if x1.dtype.kind in "fc" or name == "bfloat16":  # NaN is never found
         expected = expected & ~np.isnan(work[0]) if not invert else expected | np.isnan(work[0])
-    assert_tensor_equal(xrt.isin(tensor(x1), tensor(x2), invert=invert), expected)
+    assert_tensor_equal(xrt.isin(tensor(x1, device), tensor(x2, device), invert=invert), expected)
 
 
 @pytest.mark.parametrize("names", [("int8", "int16"), ("uint8", "int32"),
                                    ("uint16", "uint64"), ("float32", "float64")])
-def test_isin_promotes_mixed_dtypes(names):
+def test_isin_promotes_mixed_dtypes(device, names):
     x1 = np.array([[0, 1], [200, 7]]).astype(names[0])
     x2 = np.array([7, 200, 3]).astype(names[1])
-    assert_tensor_equal(xrt.isin(xrt.asarray(x1), xrt.asarray(x2)), np.isin(x1, x2))
+    assert_tensor_equal(xrt.isin(xrt.asarray(x1, device=device), xrt.asarray(x2, device=device)),
+                        np.isin(x1, x2))
 
 
 @pytest.mark.parametrize("name", ["int64", "uint32", "float64", "float16", "int8"])
-def test_isin_of_long_inputs(name):
+def test_isin_of_long_inputs(device, name):
     # Wide integer ranges take the sorted-array path, short ones the flag table.
     rng = np.random.default_rng(4)
     for scale in (10**9 if name != "float16" else 60000, 50):
@@ -197,11 +199,12 @@ def test_isin_of_long_inputs(name):
         x2 = rng.integers(0, scale, 3000).astype(name)
         if x1.dtype.kind == "f":
             x1[::7], x2[::11] = np.nan, np.nan
-        assert_tensor_equal(xrt.isin(xrt.asarray(x1), xrt.asarray(x2)), np.isin(x1, x2))
+        assert_tensor_equal(xrt.isin(xrt.asarray(x1, device=device),
+                                     xrt.asarray(x2, device=device)), np.isin(x1, x2))
 
 
-def test_isin_signed_zeros_are_equal():
-    out = xrt.isin(xrt.asarray([-0.0, 0.0, 1.0]), xrt.asarray([0.0]))
+def test_isin_signed_zeros_are_equal(device):
+    out = xrt.isin(xrt.asarray([-0.0, 0.0, 1.0], device=device), xrt.asarray([0.0], device=device))
     assert_tensor_equal(out, np.array([True, True, False]))
 
 
@@ -217,13 +220,13 @@ def test_isin_takes_python_scalars(x1, x2, invert, expected):
     assert_tensor_equal(out, np.array(expected))
 
 
-def test_isin_empty_inputs():
-    assert_tensor_equal(xrt.isin(xrt.asarray(np.zeros(0, np.int32)), xrt.asarray([1])),
-                        np.zeros(0, bool))
-    assert_tensor_equal(xrt.isin(xrt.asarray([1, 2]), xrt.asarray(np.zeros(0, np.int64))),
-                        np.array([False, False]))
-    assert_tensor_equal(xrt.isin(xrt.asarray([1, 2]), xrt.asarray(np.zeros(0, np.int64)),
-                                 invert=True), np.array([True, True]))
+def test_isin_empty_inputs(device):
+    empty_i32 = xrt.asarray(np.zeros(0, np.int32), device=device)
+    empty_i64 = xrt.asarray(np.zeros(0, np.int64), device=device)
+    one_two = xrt.asarray([1, 2], device=device)
+    assert_tensor_equal(xrt.isin(empty_i32, xrt.asarray([1], device=device)), np.zeros(0, bool))
+    assert_tensor_equal(xrt.isin(one_two, empty_i64), np.array([False, False]))
+    assert_tensor_equal(xrt.isin(one_two, empty_i64, invert=True), np.array([True, True]))
 
 
 @pytest.mark.parametrize("call, error, match", [

@@ -1,4 +1,5 @@
-"""tests/test_sorting.py: sort, argsort and searchsorted, on the CPU against NumPy and on CUDA
+"""tests/test_sorting.py: sort, argsort and searchsorted, against NumPy (on every device
+where a test takes the `device` fixture; the CPU's kernels pinned one by one) and on CUDA
 against the CPU.
 
 The standard's order: ascending by value, NaNs last (first when descending),
@@ -117,24 +118,24 @@ def test_special_values_sort_like_numpy(kernel, name, data):
                          expected_sort(a, 0, descending))
 
 
-def test_nans_go_last_ascending_and_first_descending():
-    t = xrt.asarray([np.nan, 1.0, -np.inf, np.nan, 0.0])
+def test_nans_go_last_ascending_and_first_descending(device):
+    t = xrt.asarray([np.nan, 1.0, -np.inf, np.nan, 0.0], device=device)
     assert_tensor_equal(xrt.argsort(t), np.array([2, 4, 1, 0, 3]))
     assert_tensor_equal(xrt.argsort(t, descending=True), np.array([0, 3, 1, 4, 2]))
 
 
-def test_descending_keeps_equal_elements_in_input_order():
-    t = xrt.asarray([1, 3, 1, 3, 2, 1], dtype=xrt.int16)
+def test_descending_keeps_equal_elements_in_input_order(device):
+    t = xrt.asarray([1, 3, 1, 3, 2, 1], dtype=xrt.int16, device=device)
     assert_tensor_equal(xrt.argsort(t, descending=True), np.array([1, 3, 4, 0, 2, 5]))
-    zeros = xrt.asarray([0.0, -0.0, 1.0, -0.0, 0.0])
+    zeros = xrt.asarray([0.0, -0.0, 1.0, -0.0, 0.0], device=device)
     out = to_numpy(xrt.sort(zeros, descending=True))
     assert np.array_equal(np.signbit(out), [False, False, True, True, False])
 
 
-def test_stable_false_is_accepted():
+def test_stable_false_is_accepted(device):
     a = np.array([3, 1, 2, 1], dtype=np.int32)
-    assert_tensor_equal(xrt.sort(xrt.asarray(a), stable=False), np.sort(a))
-    idx = to_numpy(xrt.argsort(xrt.asarray(a), stable=False))
+    assert_tensor_equal(xrt.sort(xrt.asarray(a, device=device), stable=False), np.sort(a))
+    idx = to_numpy(xrt.argsort(xrt.asarray(a, device=device), stable=False))
     assert np.array_equal(a[idx], np.sort(a))
 
 
