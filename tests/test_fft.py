@@ -737,7 +737,6 @@ def test_cufft_version_or_how_to_install_it():
         assert version >= 11000
 
 
-
 # ---- CUDA: streams, graphs, threads, dispatch ----------------------------------------------------
 
 @pytest.mark.cuda

@@ -137,8 +137,6 @@ values = functools.partial(small_values, rng)
 SIZES = [1, 31, 2047, 2048, 4097, 70001]
 
 
-
-
 def sparse(name, shape, density=0.3):
     """Values of which about `density` are nonzero, with the float zeros of both signs,
     NaN (nonzero) and complex values zero in one part only."""
@@ -157,14 +155,6 @@ def sparse(name, shape, density=0.3):
 
 def mask_of(shape, density=0.5):
     return rng.random(shape) < density
-
-
-
-
-
-
-
-
 
 
 def test_native_kernels_registered():

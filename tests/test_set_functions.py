@@ -289,14 +289,6 @@ def with_specials(a):
     return a
 
 
-
-
-
-
-
-
-
-
 def check_unique(a):
     cpu, gpu = both(a)
     for fn in UNIQUE:
