@@ -1,7 +1,14 @@
-"""tests/common.py: the dtype table and comparison helpers shared by the tests.
+"""tests/common.py: the dtype table, the devices and the comparison helpers shared by the
+tests.
 
 Imported as ``from common import ...`` (pytest puts this folder on sys.path,
 the way nanobind's tests import their ``common.py``).
+
+One test body serves every device, as CuPy's ``numpy_cupy_allclose`` runs one body on NumPy
+and on CuPy: a test takes conftest's ``device`` fixture (each of DEVICES), makes its inputs
+with ``tensor(a, device)`` and reads results back with ``to_numpy``, which copies a device
+tensor to the host. The CUDA parameter carries ``@pytest.mark.cuda`` and skips without a GPU,
+so a new test written this way is covered on CUDA without a second copy.
 """
 
 import hypothesis.extra.numpy as hnp
@@ -39,6 +46,11 @@ FLOATING = REAL_FLOATING + COMPLEX
 # Everything NumPy represents natively (bfloat16 needs ml_dtypes).
 NUMPY_NATIVE = tuple(n for n in ALL if n != "bfloat16")
 
+# The devices a test body runs on (conftest's `device` fixture): the CPU, and the first CUDA
+# device, marked so that it skips without a GPU and `pytest -m cuda` selects it.
+CUDA_DEVICE = "cuda:0"
+DEVICES = ("cpu", pytest.param(CUDA_DEVICE, marks=pytest.mark.cuda, id="cuda"))
+
 
 def numpy_dtype(name):
     """The NumPy equivalent of dtype `name`; skips the test when bfloat16
@@ -49,22 +61,34 @@ def numpy_dtype(name):
     return np.dtype(name)
 
 
+def on_cpu(t):
+    """A tensor on a device as its copy on the CPU (an explicit copy: NumPy may not read
+    device memory); a CPU tensor, or anything else, as it is."""
+    if isinstance(t, xrt.Tensor) and t.device.type != "cpu":
+        return t.to_device("cpu")
+    return t
+
+
 def to_numpy(t):
-    """A NumPy array with the tensor's dtype and values (bfloat16 included)."""
+    """A NumPy array with the tensor's dtype and values (bfloat16 included), copied to the
+    host first when the tensor lives on a device."""
     if t.dtype == xrt.bfloat16:
         numpy_dtype("bfloat16")  # skip without ml_dtypes
-    return np.asarray(t)
+    return np.asarray(on_cpu(t))
 
 
-def tensor(a):
-    """`xrt.asarray(a)` for a NumPy array of any of the 15 dtypes.
+def tensor(a, device=None):
+    """`xrt.asarray(a)` for a NumPy array of any of the 15 dtypes, on `device` if given
+    (a CPU tensor shares `a`'s memory; one on another device is a copy).
 
     NumPy exports ml_dtypes' bfloat16 through neither the buffer protocol nor
     DLPack, so bfloat16 arrays travel as float32 (exact) and are cast back.
     """
     if a.dtype.name == "bfloat16":
-        return xrt.astype(xrt.asarray(a.astype(np.float32)), xrt.bfloat16)
-    return xrt.asarray(a)
+        t = xrt.astype(xrt.asarray(a.astype(np.float32)), xrt.bfloat16)
+    else:
+        t = xrt.asarray(a)
+    return t if device is None or device == "cpu" else t.to_device(device)
 
 
 def arrays(name, shape, **element_kwargs):

@@ -1,10 +1,10 @@
-"""tests/conftest.py: markers, hypothesis settings and dtype fixtures."""
+"""tests/conftest.py: markers, hypothesis settings, the device fixture and dtype fixtures."""
 
 import hypothesis
 import pytest
 
 import xpuruntime as xrt
-from common import ALL, numpy_dtype
+from common import ALL, DEVICES, numpy_dtype
 
 # Modest example counts: the whole suite must stay fast on a 2-core machine.
 hypothesis.settings.register_profile("xrt", max_examples=30, deadline=None)
@@ -24,6 +24,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("cuda") is not None:
             item.add_marker(skip)
+
+
+# Session scope keeps these usable from hypothesis tests (no function-scoped fixture health
+# check). A device test's CUDA parameter carries the cuda mark, so the hook above skips it
+# without a GPU and `pytest -m cuda` selects it.
+@pytest.fixture(scope="session", params=DEVICES)
+def device(request):
+    """Each device a test body runs on: "cpu", then "cuda:0"."""
+    return request.param
 
 
 # Session scope keeps these usable from hypothesis tests (no function-scoped

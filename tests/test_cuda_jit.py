@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import xpuruntime as xrt
-from xpuruntime import _core
 from common import ALL, numpy_dtype, tensor, to_numpy
+from cuda_helpers import core as _core
 
 NVRTC = xrt.cuda.status()["nvrtc"]
 

@@ -9,7 +9,8 @@ The pre-encoded pairs of radix_sort_pairs (unique and isin sort them) must give 
 stable order of the keys' low bits, carrying any payload (not only positions), with the
 caller's buffers reused between passes: every pass count, keys alone, skipped passes; and
 the keys of values sorted without a pass of encoding (radix_sort_encoded).
-The GPU runs the same kernels with larger blocks (test_cuda_sorting.py, test_cuda_sets.py)."""
+The GPU runs the same kernels with larger blocks (the CUDA tests of test_sorting.py and
+test_set_functions.py)."""
 
 import numpy as np
 import pytest

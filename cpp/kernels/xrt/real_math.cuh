@@ -3,7 +3,7 @@
 // functions of CUDA's math library overloaded for float and double.
 //
 // The same text also compiles as host C++ (no __CUDACC__), where the real functions are the
-// C library's: tests/test_cuda_elementwise.py builds the device math that way and checks its
+// C library's: tests/test_elementwise.py builds the device math that way and checks its
 // special cases against the CPU backend without a GPU.
 #pragma once
 

@@ -14,7 +14,7 @@
 //    32-bit interface cannot take, and the fallback.
 // Jacobi stops after a number of sweeps; a matrix it leaves unconverged (info > 0) is
 // done again by Xgesvd, as PyTorch does. Its tolerance is the dtype's epsilon, as in
-// PyTorch: cuSOLVER's default left pinv of a matrix of condition 1e12 (test_cuda_linalg)
+// PyTorch: cuSOLVER's default left pinv of a matrix of condition 1e12 (test_linalg)
 // 2x outside the test's tolerance. The "cusolver" kernel chooses as above; the kernels
 // "cusolver_gesvd" and "cusolver_gesvdj" run one routine for every shape (a KernelPolicy
 // pin, e.g. for ill-conditioned matrices, where Jacobi can need many more sweeps).

@@ -1,12 +1,14 @@
-"""tests/test_cuda_masks.py: the native CUDA mask kernels (nonzero_count, nonzero,
-masked_gather, masked_scatter) give the CPU's results bit for bit: x[mask], x[mask] = value
-and xrt.nonzero for every dtype, masks over every axis and over some (leading, middle,
-trailing), strided data and masks, sizes on both sides of the kernels' tiles, empty
-selections, NaN / -0.0 / complex zeros, the CPU's errors word for word, a non-default
-stream, and x[mask] = scalar returning without waiting for the stream.
+"""tests/test_masks.py: boolean masks (x[mask], x[mask] = value) and nonzero, on every device
+against NumPy, and on CUDA against the CPU.
 
-Without a GPU, the sources are compiled for sm_90 by test_cuda_jit.py's compile-all test
-(the families register samples with kernel_check.h).
+The tests that take the `device` fixture run on the CPU and on CUDA. On CUDA (the tests
+marked cuda), the native mask kernels (nonzero_count, nonzero, masked_gather,
+masked_scatter) give the CPU's results bit for bit: x[mask], x[mask] = value and xrt.nonzero
+for every dtype, masks over every axis and over some (leading, middle, trailing), strided
+data and masks, sizes on both sides of the kernels' tiles, empty selections, NaN / -0.0 /
+complex zeros, the CPU's errors word for word, a non-default stream, and x[mask] = scalar
+returning without waiting for the stream. Without a GPU, the sources are compiled for sm_90
+by test_cuda_jit.py's compile-all test (the families register samples with kernel_check.h).
 """
 
 import functools
@@ -17,9 +19,113 @@ import pytest
 from hypothesis import given, strategies as st
 
 import xpuruntime as xrt
-from common import ALL, numpy_dtype, tensor
+from common import ALL, arrays, assert_tensor_equal, numpy_dtype, tensor
 from cuda_helpers import both, busy, host, same_bits, same_error, small_values
 from cuda_helpers import torch  # noqa: F401 (fixture)
+
+
+# ---- every device: setitem, errors and nonzero against NumPy -------------------------------------
+
+@pytest.mark.parametrize("name", ALL)
+def test_mask_setitem_every_dtype(device, name):
+    dtype = numpy_dtype(name)
+    a = (np.arange(30) % 5).astype(dtype).reshape(5, 6)
+    mask = (np.arange(30) % 4 == 1).reshape(5, 6)
+    fill = a.reshape(-1)[2]
+    t = tensor(a.copy(), device)
+    t[tensor(mask, device)] = tensor(np.asarray(fill), device)
+    expected = a.copy()
+    expected[mask] = fill
+    assert_tensor_equal(t, expected)
+    values = a[mask][::-1].copy()
+    t[tensor(mask, device)] = tensor(values, device)
+    expected[mask] = values
+    assert_tensor_equal(t, expected)
+
+
+def test_large_mask_setitem(device):
+    rng = np.random.default_rng(0)
+    n = 300_001
+    a = rng.standard_normal(n)
+    mask = rng.random(n) < 0.5
+    t = tensor(a.copy(), device)
+    t[tensor(mask, device)] = 0.0
+    expected = a.copy()
+    expected[mask] = 0.0
+    assert_tensor_equal(t, expected)
+    values = rng.standard_normal(int(mask.sum()))
+    t[tensor(mask, device)] = tensor(values, device)
+    expected[mask] = values
+    assert_tensor_equal(t, expected)
+
+
+@pytest.mark.parametrize("mask_shape", [(2,), (3, 3), (1, 4)])
+def test_mask_shape_mismatch_raises_IndexError(device, mask_shape):
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        xrt.zeros((3, 4), device=device)[tensor(np.ones(mask_shape, dtype=bool), device)]
+
+
+def test_mask_dimensions_of_size_zero_select_nothing(device):
+    # The standard lets a mask dimension be 0 where x's is not.
+    out = xrt.zeros((3, 4), device=device)[tensor(np.ones((0, 4), dtype=bool), device)]
+    assert out.shape == (0,)
+
+
+@given(data=st.data(), shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5))
+def test_nonzero_matches_numpy(device, data, shape, dtype_pair):
+    a = data.draw(arrays(dtype_pair[0].name, shape), label="x")
+    out = xrt.nonzero(tensor(a, device))
+    expected = np.nonzero(a.astype(np.float32) if dtype_pair[0] == xrt.bfloat16 else a)
+    assert isinstance(out, tuple) and len(out) == len(expected)
+    for o, e in zip(out, expected, strict=True):
+        assert_tensor_equal(o, e.astype(np.int64))
+
+
+def test_nonzero_special_values(device):
+    a = np.array([0.0, -0.0, np.nan, np.inf, 1e-300, 0j.real], dtype=np.float64)
+    assert_tensor_equal(xrt.nonzero(tensor(a, device))[0], np.array([2, 3, 4]))
+    c = np.array([0j, 1j, 1 + 0j, -0.0 - 0j], dtype=np.complex64)
+    assert_tensor_equal(xrt.nonzero(tensor(c, device))[0], np.array([1, 2]))
+
+
+def test_nonzero_large_and_strided(device):
+    rng = np.random.default_rng(2)
+    a = rng.random((300, 2000)) < 0.1
+    for view in (a, a.T, a[::-1, ::3]):
+        for o, e in zip(xrt.nonzero(tensor(view, device)), np.nonzero(view), strict=True):
+            assert_tensor_equal(o, e.astype(np.int64))
+
+
+def test_nonzero_of_0d_raises_ValueError(device):
+    with pytest.raises(ValueError):
+        xrt.nonzero(xrt.asarray(1.0, device=device))
+
+
+# ---- every device: against NumPy -----------------------------------------------------------------
+
+@given(st.data())
+def test_mask_ops_match_numpy(device, data):
+    name = data.draw(st.sampled_from(["bool", "int8", "uint16", "int64", "float32",
+                                      "complex128"]))
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=9))
+    dtype = numpy_dtype(name)
+    a = data.draw(hnp.arrays(dtype, shape))
+    m = data.draw(hnp.arrays(np.bool_, shape))
+    x = xrt.asarray(a, device=device)
+    mask = xrt.asarray(m, device=device)
+    np.testing.assert_array_equal(host(x[mask]), a[m])
+    for got, want in zip(xrt.nonzero(x), np.nonzero(a)):
+        np.testing.assert_array_equal(host(got), want)
+    lead = m.reshape(-1)[: shape[0]] if m.size >= shape[0] else np.zeros(shape[0], bool)
+    np.testing.assert_array_equal(host(x[xrt.asarray(lead, device=device)]), a[lead])
+    fill = data.draw(hnp.arrays(dtype, ()))
+    b = a.copy()
+    b[m] = fill
+    x[mask] = xrt.asarray(fill, device=device)
+    np.testing.assert_array_equal(host(x), b)
+
+
+# ==== on CUDA against the CPU =====================================================================
 
 DEVICE = "cuda:0"
 OPS = ("nonzero_count", "nonzero", "masked_gather", "masked_scatter")
@@ -29,8 +135,6 @@ values = functools.partial(small_values, rng)
 
 # Positions per tile of the compaction kernels are 4096 (2048 for 8- and 16-byte data).
 SIZES = [1, 31, 2047, 2048, 4097, 70001]
-
-
 
 
 def sparse(name, shape, density=0.3):
@@ -51,14 +155,6 @@ def sparse(name, shape, density=0.3):
 
 def mask_of(shape, density=0.5):
     return rng.random(shape) < density
-
-
-
-
-
-
-
-
 
 
 def test_native_kernels_registered():
@@ -82,7 +178,7 @@ def test_explain_names_the_native_kernels():
         assert used and set(used) == {"nvrtc"}, (op, used)
 
 
-# ---- nonzero and its count ------------------------------------------------------------
+# ---- nonzero and its count -----------------------------------------------------------------------
 
 @cuda
 @pytest.mark.parametrize("name", ALL)
@@ -128,7 +224,7 @@ def test_count_of_unaligned_and_strided_masks():
         same_bits(xrt.nonzero(view(gpu))[0], xrt.nonzero(view(cpu))[0])
 
 
-# ---- x[mask] ------------------------------------------------------------------------------
+# ---- x[mask] -------------------------------------------------------------------------------------
 
 @cuda
 @pytest.mark.parametrize("name", ALL)
@@ -201,7 +297,7 @@ def test_gather_empty_and_errors():
     same_error(lambda pair: pair[0][pair[1]], (x_cpu, bad_cpu), (x_gpu, bad_gpu), IndexError)
 
 
-# ---- x[mask] = value --------------------------------------------------------------------
+# ---- x[mask] = value -----------------------------------------------------------------------------
 
 def assign(x, index, value):
     x[index] = value
@@ -301,7 +397,7 @@ def test_scatter_errors():
     same_error(run((1,)), (cpu[0], bad_cpu), (gpu[0], bad_gpu), IndexError)
 
 
-# ---- streams ------------------------------------------------------------------------------
+# ---- streams -------------------------------------------------------------------------------------
 
 @cuda
 def test_masks_run_on_the_current_stream(torch):  # noqa: F811
@@ -341,28 +437,3 @@ def test_assigning_one_value_does_not_wait(torch):  # noqa: F811
         assert not s.query()
     s.synchronize()
     np.testing.assert_array_equal(host(x), host(mask).astype(np.float32))
-
-
-# ---- against NumPy ------------------------------------------------------------------------
-
-@cuda
-@given(st.data())
-def test_mask_ops_match_numpy(data):
-    name = data.draw(st.sampled_from(["bool", "int8", "uint16", "int64", "float32",
-                                      "complex128"]))
-    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=9))
-    dtype = numpy_dtype(name)
-    a = data.draw(hnp.arrays(dtype, shape))
-    m = data.draw(hnp.arrays(np.bool_, shape))
-    x = xrt.asarray(a, device=DEVICE)
-    mask = xrt.asarray(m, device=DEVICE)
-    np.testing.assert_array_equal(host(x[mask]), a[m])
-    for got, want in zip(xrt.nonzero(x), np.nonzero(a)):
-        np.testing.assert_array_equal(host(got), want)
-    lead = m.reshape(-1)[: shape[0]] if m.size >= shape[0] else np.zeros(shape[0], bool)
-    np.testing.assert_array_equal(host(x[xrt.asarray(lead, device=DEVICE)]), a[lead])
-    fill = data.draw(hnp.arrays(dtype, ()))
-    b = a.copy()
-    b[m] = fill
-    x[mask] = xrt.asarray(fill, device=DEVICE)
-    np.testing.assert_array_equal(host(x), b)

@@ -1,22 +1,29 @@
-"""tests/test_cuda_namespace.py: the namespace on CUDA tensors gives the CPU's results, for
-every family (native kernels where they exist, the host fallback elsewhere), and the CPU's
-errors. Needs a GPU; the CPU-only part checks the error without one."""
+"""tests/test_namespace.py: the namespace on every device: views, in-place operators, Python
+scalars and errors with one body for the CPU and CUDA, and on CUDA one call of every family
+(native kernels where they exist, the host fallback elsewhere) against the CPU's result.
+Without a GPU, the CPU-only part checks the error a CUDA tensor gives."""
 
 import numpy as np
 import pytest
 
 import xpuruntime as xrt
+from common import CUDA_DEVICE, to_numpy
 
 rng = np.random.default_rng(3)
 
 
+def on(device, a):
+    return xrt.asarray(a, device=device)
+
+
 def gpu(a):
-    return xrt.asarray(a, device="cuda:0")
+    return on(CUDA_DEVICE, a)
 
 
-def host(t):
-    assert str(t.device) == "cuda:0", t.device
-    return np.from_dlpack(t.to_device("cpu"))
+def host(t, device=CUDA_DEVICE):
+    """A result as a NumPy array, after checking that it is on `device`."""
+    assert str(t.device) == device, t.device
+    return to_numpy(t)
 
 
 def same(got, want):
@@ -91,45 +98,45 @@ def test_cuda_matches_cpu(name):
         same(got, want)
 
 
-@pytest.mark.cuda
-def test_setitem_on_cuda_views():
+def test_setitem_on_views(device):
     a = np.arange(24.0).reshape(4, 6)
-    x = gpu(a)
+    x = on(device, a.copy())
     x[1:3, ::2] = -1.0
     a[1:3, ::2] = -1.0
     x[x > 20] = 0.0
     a[a > 20] = 0.0
-    x[gpu(np.array([0, 3])), 1] = 7.0
+    x[on(device, np.array([0, 3])), 1] = 7.0
     a[[0, 3], 1] = 7.0
-    np.testing.assert_array_equal(host(x), a)
+    np.testing.assert_array_equal(host(x, device), a)
 
 
-@pytest.mark.cuda
-def test_inplace_operator_on_strided_cuda_view():
+def test_inplace_operator_on_a_strided_view(device):
     a = np.arange(12.0)
-    x = gpu(a)
+    x = on(device, a.copy())
     v = x[::3]
     v += 100.0
     a[::3] += 100.0
-    np.testing.assert_array_equal(host(x), a)
+    np.testing.assert_array_equal(host(x, device), a)
 
 
-@pytest.mark.cuda
-def test_python_scalars_and_conversions_on_cuda():
-    x = gpu(np.array([1.5, -2.0]))
+def test_python_scalars_and_conversions(device):
+    x = on(device, np.array([1.5, -2.0]))
     assert float(x[0]) == 1.5
-    assert int(gpu(np.array(7))) == 7
-    assert bool(gpu(np.array(True))) is True
-    same(x * 2, xrt.asarray(np.array([3.0, -4.0])))
+    assert int(on(device, np.array(7))) == 7
+    assert bool(on(device, np.array(True))) is True
+    np.testing.assert_array_equal(host(x * 2, device), np.array([3.0, -4.0]))
+
+
+def test_errors_on_every_device(device):
+    with pytest.raises(ValueError):
+        on(device, np.ones((2, 3))) + on(device, np.ones((4,)))
+    with pytest.raises(TypeError):
+        xrt.bitwise_and(on(device, np.ones(2)), on(device, np.ones(2)))
+    with pytest.raises(IndexError):
+        on(device, np.ones(3))[5]
 
 
 @pytest.mark.cuda
-def test_cuda_errors_match_cpu():
-    with pytest.raises(ValueError):
-        gpu(np.ones((2, 3))) + gpu(np.ones((4,)))
-    with pytest.raises(TypeError):
-        xrt.bitwise_and(gpu(np.ones(2)), gpu(np.ones(2)))
-    with pytest.raises(IndexError):
-        gpu(np.ones(3))[5]
+def test_a_cuda_and_a_cpu_operand_are_an_error():
     with pytest.raises(ValueError, match="device"):
         gpu(np.ones(2)) + xrt.asarray(np.ones(2))

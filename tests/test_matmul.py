@@ -1,17 +1,20 @@
-"""tests/test_cuda_matmul.py: matmul, tensordot and vecdot on CUDA (cuBLAS, cuBLASLt and the
-integer kernel) against NumPy: every dtype, 1-d/2-d/batched/broadcast shapes, transposed and
-offset views, empty dimensions, kernel pins, TF32 only when the policy allows it, and the
-errors. The tests without the cuda mark check what needs no GPU (registration, the policy's
-TF32 setting, the message when cuBLAS is missing)."""
+"""tests/test_matmul.py: matmul, tensordot and vecdot against NumPy on every device (on CUDA:
+cuBLAS, cuBLASLt and the integer kernel): every dtype, 1-d/2-d/batched/broadcast shapes,
+transposed and offset views, empty dimensions, kernel pins, TF32 only when the policy allows
+it, and the errors. The tests that take the `device` fixture run on the CPU and on CUDA; the
+CUDA-only ones are marked cuda, and those with neither mark check what needs no GPU
+(registration, the policy's TF32 setting, the message when cuBLAS is missing). The CPU's
+pinned kernels and hypothesis tests of tensordot and vecdot are in test_dispatch.py and
+test_linalg.py."""
 
 import json
 
 import numpy as np
 import pytest
 import xpuruntime as xrt
-from common import INTEGER, numpy_dtype, tensor, to_numpy
+from common import CUDA_DEVICE, INTEGER, numpy_dtype, tensor, to_numpy
 
-CUDA = "cuda:0"
+CUDA = CUDA_DEVICE
 FLOATING = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 NUMERIC = FLOATING + INTEGER
 BLAS_KERNELS = ("cublas", "cublaslt")
@@ -35,17 +38,22 @@ def random(name, shape):
     return values.astype(dtype)
 
 
+def on(device, a):
+    return tensor(a, device)
+
+
 def on_cuda(a):
-    return tensor(a).to_device(CUDA)
+    return on(CUDA, a)
 
 
 def ones(shape, dtype="float32"):
     return on_cuda(np.ones(shape, dtype=dtype))
 
 
-def host(t):
-    assert t.device == xrt.Device(CUDA)
-    return to_numpy(t.to_device("cpu"))
+def host(t, device=CUDA):
+    """A result as a NumPy array, after checking that it is on `device`."""
+    assert t.device == xrt.Device(device)
+    return to_numpy(t)
 
 
 def wide(a):
@@ -55,11 +63,12 @@ def wide(a):
     return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
-def assert_product(got, a, b, name, product=np.matmul, conj=False, k=None):
-    """got (a CUDA tensor) is product(a, b): exactly for integers (wrapping in the dtype),
-    within the rounding bound (output rounding + k accumulation roundings) for floats."""
+def assert_product(got, a, b, name, product=np.matmul, conj=False, k=None, device=CUDA):
+    """got (a tensor on `device`) is product(a, b): exactly for integers (wrapping in the
+    dtype), within the rounding bound (output rounding + k accumulation roundings) for
+    floats."""
     dtype = numpy_dtype(name)
-    out = host(got)
+    out = host(got, device)
     a_ref = np.conj(wide(a)) if conj else wide(a)
     expected = product(a_ref, wide(b))
     assert out.dtype == dtype and out.shape == np.shape(expected)
@@ -152,15 +161,14 @@ def test_cublas_version_or_a_clear_error():
         assert version >= 120000  # CUDA 12 or newer: the _64 entry points exist
 
 
-# ---- on the GPU ----------------------------------------------------------------------------
+# ---- every device, and CUDA alone -----------------------------------------------------------
 
-@pytest.mark.cuda
 @pytest.mark.parametrize("name", NUMERIC)
 @pytest.mark.parametrize(("shape_a", "shape_b"), SHAPES)
-def test_matmul_matches_numpy(name, shape_a, shape_b):
+def test_matmul_matches_numpy(device, name, shape_a, shape_b):
     a, b = random(name, shape_a), random(name, shape_b)
-    got = run_integer(lambda: on_cuda(a) @ on_cuda(b))
-    assert_product(got, a, b, name)
+    got = run_integer(lambda: on(device, a) @ on(device, b))
+    assert_product(got, a, b, name, device=device)
 
 
 @pytest.mark.cuda
@@ -205,16 +213,15 @@ def test_views_blas_cannot_address_are_copied_first(kernel):
     assert_product(got, a[:, ::2], b[::-2], "float32")
 
 
-@pytest.mark.cuda
 @pytest.mark.parametrize("name", ("float32", "complex64", "float16", "int32"))
 @pytest.mark.parametrize(("shape_a", "shape_b"), [
     ((0, 4), (4, 3)), ((3, 4), (4, 0)), ((3, 0), (0, 5)), ((2, 0, 3, 0), (0, 4)),
     ((0,), (0,)), ((2, 3, 0), (2, 0, 4))])
-def test_empty_dimensions(name, shape_a, shape_b):
+def test_empty_dimensions(device, name, shape_a, shape_b):
     a, b = random(name, shape_a), random(name, shape_b)
-    got = on_cuda(a) @ on_cuda(b)  # k = 0 must write zeros over fresh memory
+    got = on(device, a) @ on(device, b)  # k = 0 must write zeros over fresh memory
     expected = np.matmul(wide(a), wide(b))
-    out = host(got)
+    out = host(got, device)
     assert out.shape == expected.shape
     np.testing.assert_array_equal(out, np.zeros_like(out))
 
@@ -258,54 +265,53 @@ def test_tf32_when_the_policy_allows_it(kernel, name):
     assert np.any(got == 1)
 
 
-@pytest.mark.cuda
 @pytest.mark.parametrize("name", NUMERIC)
-def test_tensordot_matches_numpy(name):
+def test_tensordot_matches_numpy(device, name):
     a, b = random(name, (3, 4, 5)), random(name, (4, 5, 6))
-    got = run_integer(lambda: xrt.tensordot(on_cuda(a), on_cuda(b), axes=2))
-    assert_product(got, a, b, name, product=lambda x, y: np.tensordot(x, y, axes=2), k=20)
-    got = run_integer(lambda: xrt.linalg.tensordot(on_cuda(a), on_cuda(b[0]), axes=1))
-    assert_product(got, a, b[0], name, product=lambda x, y: np.tensordot(x, y, axes=1))
+    got = run_integer(lambda: xrt.tensordot(on(device, a), on(device, b), axes=2))
+    assert_product(got, a, b, name, product=lambda x, y: np.tensordot(x, y, axes=2), k=20,
+                   device=device)
+    got = run_integer(lambda: xrt.linalg.tensordot(on(device, a), on(device, b[0]), axes=1))
+    assert_product(got, a, b[0], name, product=lambda x, y: np.tensordot(x, y, axes=1),
+                   device=device)
 
 
-@pytest.mark.cuda
-def test_tensordot_with_permuted_axes():
-    if not cuda_copy_kernel_registered():
+def test_tensordot_with_permuted_axes(device):
+    if device != "cpu" and not cuda_copy_kernel_registered():
         pytest.skip("needs the CUDA copy kernel")
     a, b = random("float64", (3, 4, 5)), random("float64", (5, 3, 2))
-    got = xrt.tensordot(on_cuda(a), on_cuda(b), axes=([0, 2], [1, 0]))
+    got = xrt.tensordot(on(device, a), on(device, b), axes=([0, 2], [1, 0]))
     assert_product(got, a, b, "float64",
-                   product=lambda x, y: np.tensordot(x, y, axes=([0, 2], [1, 0])), k=15)
+                   product=lambda x, y: np.tensordot(x, y, axes=([0, 2], [1, 0])), k=15,
+                   device=device)
 
 
-@pytest.mark.cuda
 @pytest.mark.parametrize("name", NUMERIC)
 @pytest.mark.parametrize(("shape_a", "shape_b", "axis"), [
     ((7,), (7,), -1), ((4, 7), (4, 7), -1), ((3, 1, 7), (5, 7), -1), ((7, 4), (7, 4), -2)])
-def test_vecdot_matches_numpy(name, shape_a, shape_b, axis):
+def test_vecdot_matches_numpy(device, name, shape_a, shape_b, axis):
     a, b = random(name, shape_a), random(name, shape_b)
-    got = run_integer(lambda: xrt.vecdot(on_cuda(a), on_cuda(b), axis=axis))
+    got = run_integer(lambda: xrt.vecdot(on(device, a), on(device, b), axis=axis))
 
     def reference(x, y):
         return np.sum(x * y, axis=axis)
     conj, k = name.startswith("complex"), a.shape[axis]
-    assert_product(got, a, b, name, product=reference, conj=conj, k=k)
-    got = run_integer(lambda: xrt.linalg.vecdot(on_cuda(a), on_cuda(b), axis=axis))
-    assert_product(got, a, b, name, product=reference, conj=conj, k=k)
+    assert_product(got, a, b, name, product=reference, conj=conj, k=k, device=device)
+    got = run_integer(lambda: xrt.linalg.vecdot(on(device, a), on(device, b), axis=axis))
+    assert_product(got, a, b, name, product=reference, conj=conj, k=k, device=device)
 
 
-@pytest.mark.cuda
-def test_linalg_matmul_is_matmul():
+def test_linalg_matmul_is_matmul(device):
     a, b = random("complex64", (2, 3, 4)), random("complex64", (4, 5))
-    assert_product(xrt.linalg.matmul(on_cuda(a), on_cuda(b)), a, b, "complex64")
+    assert_product(xrt.linalg.matmul(on(device, a), on(device, b)), a, b, "complex64",
+                   device=device)
 
 
-@pytest.mark.cuda
-def test_integer_products_wrap():
+def test_integer_products_wrap(device):
     a = np.full((2, 300), 100, dtype=np.int8)
     b = np.full((300, 2), 3, dtype=np.int8)
-    got = run_integer(lambda: on_cuda(a) @ on_cuda(b))
-    assert_product(got, a, b, "int8")
+    got = run_integer(lambda: on(device, a) @ on(device, b))
+    assert_product(got, a, b, "int8", device=device)
 
 
 @pytest.mark.cuda
@@ -335,9 +341,8 @@ def test_errors_as_on_cpu(make):
         make()
 
 
-@pytest.mark.cuda
-def test_boolean_matmul_is_a_type_error():
-    t = ones((2, 2), dtype="bool")
+def test_boolean_matmul_is_a_type_error(device):
+    t = on(device, np.ones((2, 2), dtype="bool"))
     with pytest.raises(TypeError):
         t @ t
 
