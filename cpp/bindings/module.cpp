@@ -78,8 +78,23 @@ void bind_dtypes(nb::module_& m) {
 }
 
 void bind_devices(nb::module_& m) {
-  nb::class_<Device>(m, "Device", "A device: 'cpu' or 'cuda:N'.")
+  // Device(N) is CUDA device N, as in the design documents and torch.cuda; what the device
+  // is (name, memory, capability) is added in Python (runtime/_device.py), read on demand.
+  nb::class_<Device>(m, "Device", "A device: 'cpu', 'cuda:N', or N for 'cuda:N'.")
       .def("__init__", [](Device* self, const std::string& text) { new (self) Device(Device::parse(text)); })
+      .def("__init__", [](Device* self, nb::handle index) {
+        // An int only: nanobind would accept a bool (True meaning cuda:1) or an index object.
+        if (!PyLong_CheckExact(index.ptr()))
+          throw TypeError("Device() takes a string such as 'cuda:0' or a CUDA device index "
+                          "(int), not " + std::string(nb::type_name(index.type()).c_str()));
+        long n = PyLong_AsLong(index.ptr());
+        if (n < 0 || n > INT16_MAX) {
+          PyErr_Clear();
+          throw ValueError("a CUDA device index is in [0, 32767], got " +
+                           std::string(nb::str(index).c_str()));
+        }
+        new (self) Device{DeviceType::CUDA, static_cast<int16_t>(n)};
+      }, nb::arg("index"))
       .def("__init__", [](Device* self, const std::string& type, int index) {
         new (self) Device(Device::parse(type + ":" + std::to_string(index)));
       })

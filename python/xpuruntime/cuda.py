@@ -1,4 +1,6 @@
-"""python/xpuruntime/cuda.py: is CUDA usable here, and if not, why."""
+"""python/xpuruntime/cuda.py: ``xrt.cuda``, the CUDA facade with PyTorch's names: is CUDA usable
+here and why not, libraries and caches, and (from ``runtime/``) devices, streams, events, graphs
+and memory."""
 
 from . import _core
 
@@ -66,8 +68,8 @@ def clear_cufft_plan_cache():
     _core._cuda.cufft_plan_cache_clear()
 
 
-# ---- Devices, streams, events and graphs (python/xpuruntime/_cuda_runtime.py) ----------
-from ._cuda_runtime import (  # noqa: E402,F401
+# ---- Devices, streams, events and graphs (python/xpuruntime/runtime/_streams.py) ---------
+from .runtime._streams import (  # noqa: E402,F401
     CUDAGraph,
     DeviceInfo,
     Event,
@@ -85,5 +87,5 @@ from ._cuda_runtime import (  # noqa: E402,F401
 )
 
 
-# ---- Memory (the caching allocator, pinned memory): see _memory.py ----
-from ._memory import *  # noqa: E402,F401,F403
+# ---- Memory (the caching allocator, pinned memory): see runtime/_memory.py ----
+from .runtime._memory import *  # noqa: E402,F401,F403

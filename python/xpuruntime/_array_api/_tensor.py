@@ -1,10 +1,10 @@
-"""python/xpuruntime/_tensor.py: the Tensor methods that are Python by nature (printing,
-NumPy's __array__, __array_namespace__). The operators and everything on a hot path are
+"""python/xpuruntime/_array_api/_tensor.py: the Tensor methods that are Python by nature
+(printing, NumPy's __array__, __array_namespace__). The operators and everything on a hot path are
 C++ (cpp/bindings/bind_tensor.cpp)."""
 
 import sys
 
-from . import _core
+from .. import _core
 from ._dtypes import dtype_to_numpy
 
 
