@@ -1,6 +1,6 @@
 // cpp/bindings/module.cpp: the _core extension module: exceptions, dtypes, devices, info.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
 
 #include "bindings.h"
 #include "xpuruntime/cpu.h"
@@ -115,8 +115,37 @@ nb::dict library_dict(const cuda::LibraryStatus& s) {
   nb::dict d;
   d["found"] = s.found;
   d["path"] = s.path;
+  d["found_via"] = s.found_via;
   d["reason"] = s.reason;
   return d;
+}
+
+// The C++ loader asks find (a Python callable, see _loader.find_cuda_library) where a CUDA
+// library is. It is called with no loader lock held (Note [Finding libraries]).
+void set_cuda_library_finder(nb::handle find) {
+  if (find.is_none()) return cuda::set_library_finder(nullptr);
+  // Immortal, like the dtypes: the loader may ask while the interpreter shuts down.
+  PyObject* callable = nb::borrow(find).release().ptr();
+  cuda::set_library_finder([callable](const char* name) {
+    cuda::LibraryStatus s;
+    if (!nb::is_alive()) return s;  // no opinion: the system's search decides
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object found = nb::handle(callable)(name);
+      if (!found.is_none()) {
+        auto [path, via] = nb::cast<std::pair<std::string, std::string>>(found);
+        s.found = true;
+        s.path = std::move(path);
+        s.found_via = std::move(via);
+      }
+    } catch (nb::python_error& e) {
+      s.reason = e.matches(PyExc_LookupError) ? std::string(nb::str(e.value()).c_str())
+                                              : std::string(e.what());
+    } catch (const std::exception& e) {  // a result that is not (str, str)
+      s.reason = std::string("the library finder answered badly: ") + e.what();
+    }
+    return s;
+  });
 }
 
 void bind_info(nb::module_& m) {
@@ -136,7 +165,9 @@ void bind_info(nb::module_& m) {
   m.def("blas_config", [] { return std::string(cpu::openblas_config()); });
   m.def("num_threads", &cpu::num_threads, "Threads the CPU kernels use.");
   m.def("set_num_threads", &cpu::set_num_threads, "Sets the threads the CPU kernels use.");
-  m.def("set_cuda_search_paths", &cuda::set_search_paths);
+  m.def("set_cuda_library_finder", &set_cuda_library_finder, nb::arg("find").none(),
+        "find(name) -> (path, found_via), LookupError(reason) when not found, or None when it "
+        "cannot look; asked before the system's search (None: the system's search only).");
   m.def("cuda_status", [] {
     const cuda::Status& s = cuda::status();
     nb::dict d;

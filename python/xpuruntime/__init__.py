@@ -134,7 +134,7 @@ del _name
 
 _install()
 _core._install_subscript_slots()  # after _install(), which may rebind __getitem__
-_core.set_cuda_search_paths(_loader.cuda_search_paths())
+_core.set_cuda_library_finder(_loader.find_cuda_library)  # asked on first use
 
 __version__ = _core.__version__
 __array_api_version__ = "2025.12"
