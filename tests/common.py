@@ -52,7 +52,7 @@ def numpy_dtype(name):
 def to_numpy(t):
     """A NumPy array with the tensor's dtype and values (bfloat16 included); a device tensor
     is copied to the host first (NumPy refuses to do it implicitly)."""
-    if t.device.type != "cpu":
+    if isinstance(t, xrt.Tensor) and t.device.type != "cpu":
         t = t.to_device("cpu")
     if t.dtype == xrt.bfloat16:
         numpy_dtype("bfloat16")  # skip without ml_dtypes
