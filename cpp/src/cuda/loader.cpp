@@ -166,9 +166,13 @@ LibraryStatus library_status(Library library) {
 }
 
 const Status& status() {
+  // One load once probed: the function tables call this on every use.
+  static std::atomic<const Status*> probed{nullptr};
+  if (const Status* s = probed.load(std::memory_order_acquire)) return *s;
   // The libraries first, outside the one-time initialisation (Note [Finding libraries]).
   for (Library library : kProbed) find_slot(library);
   static const Status s = probe();
+  probed.store(&s, std::memory_order_release);
   return s;
 }
 
