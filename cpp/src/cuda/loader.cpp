@@ -5,8 +5,8 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <iterator>
 #include <mutex>
-#include <vector>
 
 namespace xrt::cuda {
 namespace {
@@ -21,13 +21,14 @@ namespace {
 // (driver(), nvrtc(), cublas(), cufft(), cusolver()) call library_handle() before their own
 // one-time initialisation.
 
+// Constant data (no constructor runs), so a static initialiser elsewhere may already ask.
 struct Candidate {
-  const char* name;                  // the finder's (and cuda-pathfinder's) name
-  std::vector<std::string> sonames;  // for the system's search, newest first
+  const char* name;        // the finder's (and cuda-pathfinder's) name
+  const char* sonames[3];  // for the system's search, newest first (nullptr: no more)
 };
 
-const Candidate kCandidates[] = {
-    {"cuda", {"libcuda.so.1", "libcuda.so"}},
+constexpr Candidate kCandidates[] = {
+    {"cuda", {"libcuda.so.1", "libcuda.so", nullptr}},
     {"nvrtc", {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}},
     {"cublas", {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}},
     {"cublasLt", {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}},
@@ -35,6 +36,8 @@ const Candidate kCandidates[] = {
     {"cusolver", {"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so"}},
 };
 constexpr int kNumLibraries = static_cast<int>(std::size(kCandidates));
+static_assert(kNumLibraries == static_cast<int>(Library::Cusolver) + 1,
+              "one candidate per Library, in its order");
 
 struct Slot {
   std::atomic<bool> ready{false};
@@ -73,8 +76,9 @@ Opened open_library(const Candidate& c) {
     }
   }
   std::string system_reason;
-  for (const auto& name : c.sonames) {
-    if ((out.handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) {
+  for (const char* name : c.sonames) {
+    if (!name) break;
+    if ((out.handle = dlopen(name, RTLD_NOW | RTLD_LOCAL))) {
       out.status.found = true;
       out.status.path = name;
       out.status.found_via = "system search";
@@ -86,7 +90,7 @@ Opened open_library(const Candidate& c) {
   // The finder's reason names what it looked for and where; the system's is ld.so's error.
   out.status.reason = !finder_reason.empty() ? finder_reason
                       : !system_reason.empty() ? system_reason
-                                               : c.sonames.front() + " not found";
+                                               : std::string(c.sonames[0]) + " not found";
   return out;
 }
 
