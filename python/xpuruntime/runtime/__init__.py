@@ -2,9 +2,12 @@
 
 - ``_device.py``: ``Device`` and the device functions (count, list, current, synchronize),
   ``DeviceManager``; also at the top level of ``xpuruntime``.
-- ``_streams.py``: CUDA streams, events and graphs; ``xrt.cuda`` shows them under PyTorch's
-  names until the device-neutral Stream and Event reach Python.
+- ``_cuda.py``: whether CUDA is usable and why not, its libraries' versions, its caches.
+- ``_streams.py``: CUDA streams, events and graphs, until the device-neutral Stream and Event
+  reach Python.
 - ``_memory.py``: the CUDA allocator's statistics and limits, pinned memory, ``MemoryManager``.
+
+``xrt.cuda`` (``cuda.py``) shows the CUDA parts under PyTorch's names.
 """
 
 from ._device import (  # noqa: F401
