@@ -1,6 +1,6 @@
 // cpp/bindings/module.cpp: the _core extension module: exceptions, dtypes, devices, info.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
 
 #include "bindings.h"
 #include "xpuruntime/cpu.h"
@@ -78,8 +78,23 @@ void bind_dtypes(nb::module_& m) {
 }
 
 void bind_devices(nb::module_& m) {
-  nb::class_<Device>(m, "Device", "A device: 'cpu' or 'cuda:N'.")
+  // Device(N) is CUDA device N, as in the design documents and torch.cuda; what the device
+  // is (name, memory, capability) is added in Python (runtime/_device.py), read on demand.
+  nb::class_<Device>(m, "Device", "A device: 'cpu', 'cuda:N', or N for 'cuda:N'.")
       .def("__init__", [](Device* self, const std::string& text) { new (self) Device(Device::parse(text)); })
+      .def("__init__", [](Device* self, nb::handle index) {
+        // An int only: nanobind would accept a bool (True meaning cuda:1) or an index object.
+        if (!PyLong_CheckExact(index.ptr()))
+          throw TypeError("Device() takes a string such as 'cuda:0' or a CUDA device index "
+                          "(int), not " + std::string(nb::type_name(index.type()).c_str()));
+        long n = PyLong_AsLong(index.ptr());
+        if (n < 0 || n > INT16_MAX) {
+          PyErr_Clear();
+          throw ValueError("a CUDA device index is in [0, 32767], got " +
+                           std::string(nb::str(index).c_str()));
+        }
+        new (self) Device{DeviceType::CUDA, static_cast<int16_t>(n)};
+      }, nb::arg("index"))
       .def("__init__", [](Device* self, const std::string& type, int index) {
         new (self) Device(Device::parse(type + ":" + std::to_string(index)));
       })
@@ -100,8 +115,37 @@ nb::dict library_dict(const cuda::LibraryStatus& s) {
   nb::dict d;
   d["found"] = s.found;
   d["path"] = s.path;
+  d["found_via"] = s.found_via;
   d["reason"] = s.reason;
   return d;
+}
+
+// The C++ loader asks find (a Python callable, see _loader.find_cuda_library) where a CUDA
+// library is. It is called with no loader lock held (Note [Finding libraries]).
+void set_cuda_library_finder(nb::handle find) {
+  if (find.is_none()) return cuda::set_library_finder(nullptr);
+  // Immortal, like the dtypes: the loader may ask while the interpreter shuts down.
+  PyObject* callable = nb::borrow(find).release().ptr();
+  cuda::set_library_finder([callable](const char* name) {
+    cuda::LibraryStatus s;
+    if (!nb::is_alive()) return s;  // no opinion: the system's search decides
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object found = nb::handle(callable)(name);
+      if (!found.is_none()) {
+        auto [path, via] = nb::cast<std::pair<std::string, std::string>>(found);
+        s.found = true;
+        s.path = std::move(path);
+        s.found_via = std::move(via);
+      }
+    } catch (nb::python_error& e) {
+      s.reason = e.matches(PyExc_LookupError) ? std::string(nb::str(e.value()).c_str())
+                                              : std::string(e.what());
+    } catch (const std::exception& e) {  // a result that is not (str, str)
+      s.reason = std::string("the library finder answered badly: ") + e.what();
+    }
+    return s;
+  });
 }
 
 void bind_info(nb::module_& m) {
@@ -125,7 +169,9 @@ void bind_info(nb::module_& m) {
 
 // What the loader found of CUDA (xpuruntime/cuda_loader.h).
 void bind_cuda_loader(nb::module_& c) {
-  c.def("set_search_paths", &cuda::set_search_paths);
+  c.def("set_library_finder", &set_cuda_library_finder, nb::arg("find").none(),
+        "find(name) -> (path, found_via), LookupError(reason) when not found, or None when it "
+        "cannot look; asked before the system's search (None: the system's search only).");
   c.def("status", [] {
     const cuda::Status& s = cuda::status();
     nb::dict d;

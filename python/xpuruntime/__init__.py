@@ -3,6 +3,11 @@
     import xpuruntime as xrt
     x = xrt.asarray([[1.0, 2.0], [3.0, 4.0]], dtype=xrt.float32)
     y = x @ x.T + 1
+
+The package: ``_array_api/`` (with ``linalg`` and ``fft``) is the Array API namespace,
+``runtime/`` devices, streams, events and memory (``cuda`` shows them with PyTorch's names),
+``policies/`` the kernel policy; ``_core`` is the native extension, ``_loader`` finds what it
+loads.
 """
 
 from . import _loader
@@ -12,8 +17,8 @@ _loader.preload_openblas()
 from . import _core  # noqa: E402
 from ._core import (  # noqa: E402,F401
     CudaError,
-    Device,
     DType,
+    Device,
     OutOfMemoryError,
     Tensor,
     UnsupportedOperationError,
@@ -28,8 +33,8 @@ from ._core import (  # noqa: E402,F401
     broadcast_arrays,
     broadcast_shapes,
     broadcast_to,
-    complex64,
     complex128,
+    complex64,
     concat,
     empty,
     empty_like,
@@ -43,54 +48,56 @@ from ._core import (  # noqa: E402,F401
     full,
     full_like,
     get_default_device,
-    int8,
     int16,
     int32,
     int64,
+    int8,
     isin,
-    list_kernels,
-    matmul,
-    nonzero,
-    register_kernel,
-    searchsorted,
-    set_default_device,
-    sort,
-    sum,
-    take,
-    take_along_axis,
     linspace,
     list_kernels,
     matmul,
     meshgrid,
     moveaxis,
+    nonzero,
+    num_threads,
+    ones,
     ones_like,
     permute_dims,
     register_kernel,
     repeat,
     reshape,
     roll,
+    searchsorted,
+    set_default_device,
+    set_num_threads,
+    sort,
     squeeze,
     stack,
     sum,
+    take,
+    take_along_axis,
     tile,
     tril,
     triu,
-    uint8,
     uint16,
     uint32,
     uint64,
+    uint8,
     unregister_kernel,
     unstack,
     zeros,
     zeros_like,
-    ones,
-    num_threads,
-    set_num_threads,
 )
 from . import cuda  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
-from ._dtypes import dtype, dtype_from_numpy, dtype_to_numpy, result_type  # noqa: E402,F401
-from ._policy import (  # noqa: E402,F401
+from . import policies, runtime  # noqa: E402,F401
+from ._array_api._dtypes import (  # noqa: E402,F401
+    dtype,
+    dtype_from_numpy,
+    dtype_to_numpy,
+    result_type,
+)
+from .policies import (  # noqa: E402,F401
     Decision,
     ExplainLog,
     KernelPolicy,
@@ -100,14 +107,23 @@ from ._policy import (  # noqa: E402,F401
     kernel_policy,
     set_kernel_policy,
 )
-from . import _signatures  # noqa: E402
-from ._set_functions import (  # noqa: E402,F401
+from .runtime import (  # noqa: E402,F401
+    DeviceManager,
+    MemoryManager,
+    get_all_devices,
+    get_current_device,
+    get_device_count,
+    set_current_device,
+    synchronize,
+)
+from ._array_api import _signatures  # noqa: E402
+from ._array_api._set_functions import (  # noqa: E402,F401
     unique_all,
     unique_counts,
     unique_inverse,
     unique_values,
 )
-from ._tensor import _install  # noqa: E402
+from ._array_api._tensor import _install  # noqa: E402
 
 # The elementwise functions (and any other function of the standard implemented natively)
 # come from _core under their standard names.
@@ -118,14 +134,14 @@ del _name
 
 _install()
 _core._install_subscript_slots()  # after _install(), which may rebind __getitem__
-_core._cuda.set_search_paths(_loader.cuda_search_paths())
+_core._cuda.set_library_finder(_loader.find_cuda_library)  # asked on first use
 
 __version__ = _core.__version__
 __array_api_version__ = "2025.12"
 
-from ._constants import e, inf, nan, newaxis, pi  # noqa: E402,F401
-from ._data_type_functions import can_cast, finfo, iinfo, isdtype  # noqa: E402,F401
-from ._info import __array_namespace_info__  # noqa: E402,F401
+from ._array_api._constants import e, inf, nan, newaxis, pi  # noqa: E402,F401
+from ._array_api._data_type_functions import can_cast, finfo, iinfo, isdtype  # noqa: E402,F401
+from ._array_api._info import __array_namespace_info__  # noqa: E402,F401
 
 _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
 

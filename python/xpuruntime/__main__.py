@@ -1,4 +1,5 @@
-"""python -m xpuruntime info: what this installation is and what it found."""
+"""python/xpuruntime/__main__.py: ``python -m xpuruntime info``, what this installation is
+and what it found."""
 
 import os
 import platform
@@ -32,10 +33,21 @@ def info():
     if st["driver_version"]:
         v = st["driver_version"]
         lines.append(f"  driver api  {v // 1000}.{v % 1000 // 10}")
+    lines.append(f"  finder      {_finder()}")
     for lib in ("driver", "nvrtc", "cublas", "cublaslt", "cufft", "cusolver"):
         s = st[lib] if lib in st else _core._cuda.library_status(lib)
-        lines.append(f"  {lib:<11} " + (s["path"] if s["found"] else f"not found ({s['reason']})"))
+        where = f"{s['path']} ({s['found_via']})" if s["found"] else f"not found ({s['reason']})"
+        lines.append(f"  {lib:<11} {where}")
     return "\n".join(lines)
+
+
+def _finder():
+    from xpuruntime import _loader
+
+    pathfinder = _loader.cuda_pathfinder()
+    if pathfinder is None:
+        return "the system's search (cuda-pathfinder is not installed)"
+    return f"cuda-pathfinder {pathfinder.__version__}, then the system's search"
 
 
 def _cuda_device_lines(xrt, index):

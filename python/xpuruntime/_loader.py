@@ -1,37 +1,80 @@
-"""python/xpuruntime/_loader.py: finds the native libraries before _core is imported.
+"""python/xpuruntime/_loader.py: finds the native libraries: OpenBLAS before _core is imported,
+the CUDA libraries when the C++ side first needs them.
 
-OpenBLAS comes from the scipy-openblas64 package; loading it here (RTLD_GLOBAL) makes the
-extension's dependency resolvable however xpuruntime was installed (wheel, editable, build
-tree). CUDA libraries are only *located* here: the C++ side dlopens them on demand.
+Note [Private BLAS]: OpenBLAS comes from the scipy-openblas64 package. It is loaded here by
+absolute path so that the extension's dependency on it resolves however xpuruntime was
+installed (wheel, editable, build tree): the dynamic linker matches the extension's
+DT_NEEDED entry with the library already loaded under that name. It is loaded RTLD_LOCAL, so
+its symbols stay out of the process's global namespace: scipy-openblas64 exports a few LAPACK
+helpers without its symbol prefix (``droundup_lwork_``, ...), which, made global, would
+replace the 32-bit-integer ones that SciPy's own OpenBLAS calls, and SciPy's LAPACK would then
+ask for absurd work arrays ("Too large work array required").
+
+The CUDA libraries (driver, NVRTC, cuBLAS(Lt), cuFFT, cuSOLVER) are opened by the C++ side on
+demand (``cpp/src/cuda/loader.cpp``); it asks ``find_cuda_library`` where each one is, which
+asks cuda-pathfinder (it knows the CUDA 12/13 wheel layouts, conda and CUDA_HOME). Without
+cuda-pathfinder the C++ side falls back to the system's own search.
 """
 
 import ctypes
+import importlib.util
 import os
-import sys
+
+_openblas = None  # the handle: keeps the library loaded for the life of the process
 
 
 def preload_openblas():
-    import scipy_openblas64
+    # Note: importing scipy_openblas64 would load the library RTLD_GLOBAL (its __init__ does,
+    # for get_openblas_config()), undoing Note [Private BLAS]: find its folder without
+    # running it.
+    global _openblas
+    spec = importlib.util.find_spec("scipy_openblas64")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("xpuruntime needs the scipy-openblas64 package "
+                          "(pip install scipy-openblas64)")
+    lib_dir = os.path.join(list(spec.submodule_search_locations)[0], "lib")
+    names = sorted(n for n in os.listdir(lib_dir)
+                   if n.startswith("libscipy_openblas") and ".so" in n)
+    if not names:
+        raise ImportError(f"scipy-openblas64 has no OpenBLAS library in {lib_dir}")
+    _openblas = ctypes.CDLL(os.path.join(lib_dir, names[0]), mode=os.RTLD_NOW | os.RTLD_LOCAL)
 
-    lib_dir = scipy_openblas64.get_lib_dir()
-    ctypes.CDLL(os.path.join(lib_dir, scipy_openblas64.get_library(fullname=True)),
-                mode=ctypes.RTLD_GLOBAL)
+
+def find_cuda_library(name):
+    """(path, how it was found) of the NVIDIA library name ("cuda", "nvrtc", "cublas",
+    "cublasLt", "cufft", "cusolver"), found and loaded by cuda-pathfinder.
+
+    LookupError with the reason when it cannot be found, None when cuda-pathfinder is not
+    installed; either way the C++ loader then tries the system's search.
+    """
+    pathfinder = cuda_pathfinder()
+    if pathfinder is None:
+        return None
+    try:
+        loaded = pathfinder.load_nvidia_dynamic_lib(name)
+    except Exception as e:  # not found, or its probe failed: a reason either way
+        raise LookupError(_first_sentence(e)) from None
+    if loaded.abs_path is None:  # loaded by someone else, from a path the OS does not tell
+        raise LookupError(f"{name} is loaded, but cuda-pathfinder cannot tell from where")
+    if loaded.was_already_loaded_from_elsewhere:
+        return loaded.abs_path, "already loaded"
+    return loaded.abs_path, getattr(loaded, "found_via", None) or "cuda-pathfinder"
 
 
-def cuda_search_paths():
-    """Folders that may hold libcuda/NVRTC/cuBLAS: CUDA_HOME and the nvidia-* wheels."""
-    paths = []
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        root = os.environ.get(var)
-        if root:
-            paths += [os.path.join(root, "lib64"), os.path.join(root, "lib")]
-    for entry in sys.path:
-        nvidia = os.path.join(entry, "nvidia")
-        if not os.path.isdir(nvidia):
-            continue
-        for sub in sorted(os.listdir(nvidia)):
-            lib = os.path.join(nvidia, sub, "lib")
-            if os.path.isdir(lib):
-                paths.append(lib)
-    paths.append("/usr/local/cuda/lib64")
-    return [p for p in paths if os.path.isdir(p)]
+def cuda_pathfinder():
+    """The cuda.pathfinder module, None when it is not installed."""
+    try:
+        from cuda import pathfinder
+    except ImportError:
+        return None
+    return pathfinder
+
+
+def _first_sentence(error):
+    # cuda-pathfinder's message: a first line, often with a repeated clause ("No such file: X,
+    # No such file: X"), then the folders it looked in.
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    head, sep, rest = lines[0].partition(": ")
+    if not sep:
+        return head
+    return f"{head}: " + ", ".join(dict.fromkeys(part.strip() for part in rest.split(", ")))

@@ -1,89 +1,11 @@
-"""python/xpuruntime/cuda.py: is CUDA usable here, and if not, why."""
+"""python/xpuruntime/cuda.py: ``xrt.cuda``, CUDA under PyTorch's names (``torch.cuda``), so code
+and habits carry over. A facade: everything lives in ``runtime/``.
 
-from . import _core
+- ``runtime/_cuda.py``: is CUDA usable and why not, library versions, the JIT and cuFFT caches.
+- ``runtime/_streams.py``: devices, streams, events, graphs.
+- ``runtime/_memory.py``: the caching allocator's statistics and limits, pinned memory.
+"""
 
-
-def status():
-    """What the run-time probe found: driver, NVRTC, cuBLAS, devices."""
-    return _core._cuda.status()
-
-
-def is_available():
-    return _core._cuda.status()["available"]
-
-
-def why_unavailable():
-    """A sentence saying why CUDA cannot be used ('' when it can)."""
-    return _core._cuda.status()["reason"]
-
-
-def device_count():
-    return _core._cuda.status()["device_count"] if is_available() else 0
-
-
-def cublas_version():
-    """cuBLAS's version as major * 10000 + minor * 100 + patch (no GPU needed); CudaError
-    saying how to install cuBLAS when it cannot be loaded."""
-    return _core._cuda.cublas_version()
-
-
-def jit_cache_info():
-    """Counters of the NVRTC kernel caches: compiles, memory_hits, disk_hits, disk_writes,
-    disk_rejects (unusable files, recompiled), and cache_dir ('' when the disk cache is off:
-    XPURUNTIME_DISABLE_KERNEL_CACHE=1; XPURUNTIME_CACHE_DIR relocates it)."""
-    return _core._cuda.jit_cache_info()
-
-
-def clear_jit_cache():
-    """Forgets the kernels compiled in this process (the disk cache stays)."""
-    _core._cuda.jit_clear_memory_cache()
-
-
-def nvrtc_version():
-    """NVRTC's version as 'major.minor'; CudaError when NVRTC cannot be loaded."""
-    return _core._cuda.nvrtc_version()
-
-
-def cufft_version():
-    """cuFFT's version (e.g. 12000; no GPU needed); CudaError saying how to install cuFFT
-    (``pip install nvidia-cufft``) when it cannot be loaded."""
-    return _core._cuda.cufft_version()
-
-
-def cufft_plan_cache_info(device=None):
-    """The cuFFT plan cache of a device (default: the current one): size, capacity, hits,
-    misses, evictions. Plans are kept per device, least recently used out first."""
-    return _core._cuda.cufft_plan_cache_info(device)
-
-
-def set_cufft_plan_cache_capacity(capacity):
-    """How many cuFFT plans each device keeps (default 64; 0 keeps none)."""
-    _core._cuda.set_cufft_plan_cache_capacity(capacity)
-
-
-def clear_cufft_plan_cache():
-    """Destroys every cached cuFFT plan."""
-    _core._cuda.cufft_plan_cache_clear()
-
-
-# ---- Devices, streams, events and graphs (python/xpuruntime/_cuda_runtime.py) ----------
-from ._cuda_runtime import (  # noqa: E402,F401
-    CUDAGraph,
-    DeviceInfo,
-    Event,
-    ExternalStream,
-    Stream,
-    current_device,
-    current_stream,
-    default_stream,
-    get_device_properties,
-    graph,
-    set_device,
-    set_stream,
-    stream,
-    synchronize,
-)
-
-
-# ---- Memory (the caching allocator, pinned memory): see _memory.py ----
-from ._memory import *  # noqa: E402,F401,F403
+from .runtime._cuda import *  # noqa: F401,F403
+from .runtime._memory import *  # noqa: F401,F403
+from .runtime._streams import *  # noqa: F401,F403

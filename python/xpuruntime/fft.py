@@ -12,7 +12,8 @@ and ``cpp/src/cpu/fft_kernels.cpp``), wrapped with the standard's signatures.
 - Repeated axes in ``axes`` raise ValueError (the standard leaves them unspecified).
 """
 
-from . import _core, _signatures
+from . import _core
+from ._array_api import _signatures
 
 __all__ = [
     "fft",

@@ -8,7 +8,8 @@ which the extension shares. A matrix the algorithm cannot handle (singular in ``
 a ``ValueError``.
 """
 
-from . import _signatures, matmul, matrix_transpose, tensordot, vecdot
+from . import matmul, matrix_transpose, tensordot, vecdot
+from ._array_api import _signatures
 from ._core._linalg import (
     LinAlgError,
     cholesky,

@@ -1,15 +1,16 @@
-// cpp/include/xpuruntime/cuda_loader.h: finding the CUDA driver, NVRTC and cuBLAS at run
-// time (dlopen), so one build serves machines with and without a GPU.
+// cpp/include/xpuruntime/cuda_loader.h: finding the CUDA driver, NVRTC, cuBLAS(Lt), cuFFT and
+// cuSOLVER at run time (dlopen), so one build serves machines with and without a GPU.
 #pragma once
+#include <functional>
 #include <string>
-#include <vector>
 
 namespace xrt::cuda {
 
 struct LibraryStatus {
   bool found = false;
-  std::string path;    ///< what was loaded, when found
-  std::string reason;  ///< why not, otherwise
+  std::string path;       ///< what was loaded, when found
+  std::string found_via;  ///< how: "site-packages", "conda", "CUDA_PATH", "system search", ...
+  std::string reason;     ///< why not, otherwise
 };
 
 struct Status {
@@ -20,9 +21,13 @@ struct Status {
   LibraryStatus driver, nvrtc, cublas, cublaslt;
 };
 
-/// Extra folders to search before the system paths (CUDA_HOME/lib64, the nvidia-* wheels);
-/// set once by the Python layer at import.
-void set_search_paths(std::vector<std::string> paths);
+/// Says where a library is (found, path, found_via) or why not (reason), given its short name
+/// ("cuda", "nvrtc", "cublas", "cublasLt", "cufft", "cusolver"); not found with no reason
+/// means it could not look. It is called with no lock of the loader held.
+using LibraryFinder = std::function<LibraryStatus(const char* name)>;
+/// The finder asked before the system's own search (the Python layer installs one over
+/// cuda-pathfinder at import); nullptr: the system's search only.
+void set_library_finder(LibraryFinder finder);
 /// Probes once and caches the answer.
 const Status& status();
 

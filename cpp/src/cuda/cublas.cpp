@@ -117,11 +117,13 @@ HandleSet& handle_set(int device) {
 }  // namespace
 
 const CublasApi& cublas() {
+  status();  // finds cuBLAS outside this one-time initialisation: Note [Finding libraries]
   static const CublasApi api = load_cublas();
   return api;
 }
 
 const CublasLtApi& cublaslt() {
+  status();  // finds cuBLASLt outside this one-time initialisation: Note [Finding libraries]
   static const CublasLtApi api = load_cublaslt();
   return api;
 }

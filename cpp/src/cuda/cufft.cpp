@@ -210,6 +210,8 @@ bool FftPlanKey::operator==(const FftPlanKey& o) const {
 }
 
 const CufftApi& cufft() {
+  // Finds cuFFT outside this one-time initialisation: Note [Finding libraries].
+  library_handle(Library::Cufft);
   static const CufftApi api = load_cufft();  // a failed load throws again on the next call
   return api;
 }

@@ -83,6 +83,8 @@ SolverHandles* create_handles() {
 }  // namespace
 
 const CusolverApi& cusolver() {
+  // Finds cuSOLVER outside this one-time initialisation: Note [Finding libraries].
+  library_handle(Library::Cusolver);
   static const CusolverApi api = load_cusolver();
   return api;
 }

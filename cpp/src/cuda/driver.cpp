@@ -39,6 +39,7 @@ DriverApi load() {
 }  // namespace
 
 const DriverApi& driver() {
+  status();  // finds libcuda outside this one-time initialisation: Note [Finding libraries]
   // A failed load throws on every call (static initialisation is retried after a throw).
   static const DriverApi api = load();
   return api;

@@ -47,6 +47,7 @@ NvrtcApi load() {
 }  // namespace
 
 const NvrtcApi& nvrtc() {
+  status();  // finds NVRTC outside this one-time initialisation: Note [Finding libraries]
   // A failed load throws on every call (static initialisation is retried after a throw).
   static const NvrtcApi api = load();
   return api;

@@ -1,10 +1,10 @@
-"""python/xpuruntime/_tensor.py: the Tensor methods that are Python by nature (printing,
-NumPy's __array__, __array_namespace__). The operators and everything on a hot path are
+"""python/xpuruntime/_array_api/_tensor.py: the Tensor methods that are Python by nature
+(printing, NumPy's __array__, __array_namespace__). The operators and everything on a hot path are
 C++ (cpp/bindings/bind_tensor.cpp)."""
 
 import sys
 
-from . import _core
+from .. import _core
 from ._dtypes import dtype_to_numpy
 
 
@@ -22,9 +22,15 @@ def _to_numpy(t, copy=None):
 
 
 def __array__(self, dtype=None, copy=None):
-    """Zero-copy NumPy view on CPU (np.asarray(tensor))."""
-    if copy is False and self.device.type != "cpu":
-        raise ValueError("a NumPy view of a device tensor needs a copy")
+    """Zero-copy NumPy view on CPU (np.asarray(tensor)); TypeError for a device tensor.
+
+    Note: NumPy calls this wherever it meets a tensor (np.asarray, np.sum(x), x == array), so
+    a device tensor would cross to the host without anyone asking; as in PyTorch and CuPy, it
+    refuses, whatever ``copy`` says, and names the explicit copy.
+    """
+    if self.device.type != "cpu":
+        raise TypeError(f"cannot convert a tensor on {self.device} to a NumPy array implicitly: "
+                        f"copy it to the host first with x.to_device(\"cpu\")")
     out = _to_numpy(self, copy=copy)
     if dtype is not None and out.dtype != dtype:
         if copy is False:

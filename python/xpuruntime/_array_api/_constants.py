@@ -1,4 +1,4 @@
-"""python/xpuruntime/_constants.py: the standard's constants."""
+"""python/xpuruntime/_array_api/_constants.py: the standard's constants."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""python/xpuruntime/_policy.py: KernelPolicy (JSON in and out), the current policy, explain.
+"""python/xpuruntime/policies/_kernel_policy.py: KernelPolicy (JSON in and out), the current
+policy, explain.
 
 The policy itself lives in C++ (the dispatcher reads it without Python); this module adds
 what a user touches: construction from keywords, JSON, a context manager, and explain logs.
@@ -8,7 +9,7 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 
-from . import _core
+from .. import _core
 
 _SCHEMA = "xpuruntime.KernelPolicy/1"
 

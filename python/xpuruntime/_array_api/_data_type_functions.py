@@ -1,9 +1,9 @@
-"""python/xpuruntime/_data_type_functions.py: the standard's data type functions (finfo,
-iinfo, can_cast, isdtype); result_type lives in _dtypes.py."""
+"""python/xpuruntime/_array_api/_data_type_functions.py: the standard's data type functions
+(finfo, iinfo, can_cast, isdtype); result_type lives in _dtypes.py."""
 
 from dataclasses import dataclass
 
-from . import _core
+from .. import _core
 
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64,
              "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}

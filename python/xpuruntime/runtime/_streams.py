@@ -1,10 +1,10 @@
-"""python/xpuruntime/_cuda_runtime.py: CUDA devices, streams, events and graphs.
+"""python/xpuruntime/runtime/_streams.py: CUDA devices, streams, events and graphs.
 
 Re-exported by ``xpuruntime.cuda``. Every call is asynchronous unless it says it waits;
 waits release the GIL.
 """
 
-from ._core import _cuda
+from .._core import _cuda
 
 DeviceInfo = _cuda.DeviceInfo
 Stream = _cuda.Stream

@@ -1,6 +1,7 @@
-"""python/xpuruntime/_dtypes.py: dtype conversion to and from NumPy, and result_type."""
+"""python/xpuruntime/_array_api/_dtypes.py: dtype conversion to and from NumPy, and
+result_type."""
 
-from . import _core
+from .. import _core
 
 _ALL = [_core.bool, _core.int8, _core.int16, _core.int32, _core.int64, _core.uint8,
         _core.uint16, _core.uint32, _core.uint64, _core.float16, _core.bfloat16,

@@ -1,11 +1,12 @@
-"""python/xpuruntime/_memory.py: CUDA memory: the allocator, its statistics, pinned memory.
+"""python/xpuruntime/runtime/_memory.py: CUDA memory: the allocator, its statistics, pinned
+memory.
 
 The functions carry PyTorch's names (``torch.cuda.memory_stats`` and friends) and keys, so
 code and habits carry over. ``device`` is None (the current device), an int, "cuda:N" or a
 ``Device``.
 """
 
-from . import _core
+from .. import _core
 
 __all__ = [
     "empty_cache",
@@ -162,3 +163,25 @@ def empty_pinned(shape, *, dtype=None, device=None):
 def pinned_memory_stats(device=None):
     """memory_stats() of the pinned host pool that serves device's copies."""
     return dict(sorted(_core._cuda_pinned_memory_stats(_device_index(device)).items()))
+
+
+class MemoryManager:
+    """The design documents' memory manager: ``MemoryManager.instance()`` gives the one
+    instance, whose methods are this module's functions (``memory_stats(device=None)``,
+    ``empty_cache()``, ...)."""
+
+    _instance = None
+
+    @classmethod
+    def instance(cls):
+        if cls._instance is None:
+            cls._instance = cls()
+        return cls._instance
+
+    def __repr__(self):
+        return "MemoryManager()"
+
+
+for _name in __all__:
+    setattr(MemoryManager, _name, staticmethod(globals()[_name]))
+del _name

@@ -1,10 +1,10 @@
-"""python/xpuruntime/_set_functions.py: the standard's unique_* functions and their named
-tuples, on the C++ unique op (values ascending; every NaN is its own value)."""
+"""python/xpuruntime/_array_api/_set_functions.py: the standard's unique_* functions and their
+named tuples, on the C++ unique op (values ascending; every NaN is its own value)."""
 
 from typing import NamedTuple
 
-from . import _core
-from ._core import Tensor
+from .. import _core
+from .._core import Tensor
 
 
 class UniqueAllResult(NamedTuple):

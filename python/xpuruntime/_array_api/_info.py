@@ -1,6 +1,7 @@
-"""python/xpuruntime/_info.py: __array_namespace_info__, the standard's inspection API."""
+"""python/xpuruntime/_array_api/_info.py: __array_namespace_info__, the standard's inspection
+API."""
 
-from . import _core
+from .. import _core
 
 _STANDARD_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                     "uint64", "float32", "float64", "complex64", "complex128")
@@ -34,12 +35,9 @@ class Info:
         return out
 
     def devices(self):
-        devices = [_core.Device("cpu")]
-        from . import cuda
+        from ..runtime import get_all_devices
 
-        if cuda.is_available():
-            devices += [_core.Device(f"cuda:{i}") for i in range(cuda.device_count())]
-        return tuple(devices)
+        return tuple(get_all_devices())
 
     def _check_device(self, device):
         if device is not None and not isinstance(device, (_core.Device, str)):

@@ -1,4 +1,5 @@
-"""python/xpuruntime/_signatures.py: the Array API signatures of the native functions.
+"""python/xpuruntime/_array_api/_signatures.py: the Array API signatures of the native
+functions.
 
 Note [Signatures]: nanobind functions cannot be inspected, so every native public function
 is wrapped in `_core.Function` (a vectorcall forwarder, no Python frame per call) that
@@ -10,7 +11,7 @@ in the standard get theirs from nanobind's own description.
 import inspect
 import re
 
-from . import _core
+from .. import _core
 
 NAMESPACE = {
     'arange': '(start, /, stop=None, step=1, *, dtype=None, device=None)',
