@@ -1,5 +1,6 @@
-// cpp/bindings/bind_cuda_memory.cpp: the CUDA allocators' controls and statistics, the
-// pinned pool, and (in _core._testing) the caching allocator on a fake device.
+// cpp/bindings/bind_cuda_memory.cpp: the CUDA allocators' controls and statistics, and the
+// pinned pool. (The caching allocator on a fake device is in the test module,
+// tests/native.)
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
@@ -7,42 +8,13 @@
 
 #include "bind_args.h"
 #include "bindings.h"
-#include "xpuruntime/runtime/backend.h"
+#include "memory_dicts.h"
 #include "xpuruntime/cuda_memory.h"
 #include "xpuruntime/errors.h"
-#include "xpuruntime/fake_memory.h"
+#include "xpuruntime/runtime/backend.h"
 
 namespace xrt::py {
 namespace {
-
-nb::dict stats_dict(const MemoryStats& stats) {
-  nb::dict d;
-  for (auto& [key, value] : stat_items(stats)) d[key.c_str()] = value;
-  return d;
-}
-
-nb::list snapshot_list(const std::vector<SegmentInfo>& segments) {
-  nb::list out;
-  for (const SegmentInfo& s : segments) {
-    nb::dict seg;
-    seg["address"] = s.address;
-    seg["size"] = s.size;
-    seg["stream"] = s.stream;
-    seg["pool"] = s.small ? "small" : "large";
-    seg["private_pool"] = s.private_pool;
-    nb::list blocks;
-    for (const SegmentInfo::Block& b : s.blocks) {
-      nb::dict block;
-      block["address"] = b.address;
-      block["size"] = b.size;
-      block["state"] = b.allocated ? "allocated" : b.pending ? "pending" : "free";
-      blocks.append(block);
-    }
-    seg["blocks"] = blocks;
-    out.append(seg);
-  }
-  return out;
-}
 
 // Copies the bytes of src into dst (both contiguous, the same size, any devices).
 void copy_into(const Tensor& dst, const Tensor& src) {
@@ -55,16 +27,6 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   backend(device.type).copy_bytes(dst.data(), dst.device(), src.data(), src.device(), nbytes);
 }
 
-// Seconds per allocate+free pair of nbytes, repeated (the algorithm alone, no Python).
-double time_allocate_free(CachingAllocator& allocator, size_t nbytes, StreamId stream,
-                          int repeat) {
-  allocator.free(allocator.allocate(nbytes, stream));  // warm
-  auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < repeat; ++i) allocator.free(allocator.allocate(nbytes, stream));
-  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  return elapsed.count() / repeat;
-}
-
 // Seconds per allocation+free of a CUDA Storage through the backend (no Python).
 double time_cuda_allocate_free(int device, size_t nbytes, int repeat) {
   Device d{DeviceType::CUDA, static_cast<int16_t>(device)};
@@ -74,52 +36,6 @@ double time_cuda_allocate_free(int device, size_t nbytes, int repeat) {
   for (int i = 0; i < repeat; ++i) b.allocate(nbytes, d);
   std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   return elapsed.count() / repeat;
-}
-
-void bind_fake_allocator(nb::module_& testing) {
-  nb::class_<FakeAllocator>(testing, "FakeAllocator",
-                            "The caching allocator on a fake device of `capacity` bytes.")
-      .def(nb::init<size_t>(), nb::arg("capacity"))
-      .def("malloc", &FakeAllocator::allocate, nb::arg("nbytes"), nb::arg("stream") = 0)
-      .def("free", &FakeAllocator::free, nb::arg("address"))
-      .def("record_stream", &FakeAllocator::record_stream, nb::arg("address"), nb::arg("stream"))
-      .def("block_size", &FakeAllocator::block_size, nb::arg("address"))
-      .def("empty_cache", [](FakeAllocator& a) { a.allocator().empty_cache(); })
-      .def("stats", [](FakeAllocator& a) { return stats_dict(a.allocator().stats()); })
-      .def("summary", [](FakeAllocator& a) { return a.allocator().summary(); })
-      .def("snapshot", [](FakeAllocator& a) { return snapshot_list(a.allocator().snapshot()); })
-      .def("set_limit", [](FakeAllocator& a, size_t n) { a.allocator().set_limit(n); })
-      .def("reset_peak_stats", [](FakeAllocator& a) { a.allocator().reset_peak_stats(); })
-      .def("reset_accumulated_stats",
-           [](FakeAllocator& a) { a.allocator().reset_accumulated_stats(); })
-      .def("begin_private_pool", [](FakeAllocator& a, PoolId id, StreamId stream) {
-        a.allocator().begin_private_pool(id, stream);
-      })
-      .def("end_private_pool", [](FakeAllocator& a, PoolId id) {
-        a.allocator().end_private_pool(id);
-      })
-      .def("release_private_pool", [](FakeAllocator& a, PoolId id) {
-        a.allocator().release_private_pool(id);
-      })
-      .def("fail_next", [](FakeAllocator& a, int n) { a.memory().fail_next(n); },
-           "The next n raw allocations fail as if the device were full.")
-      .def("complete", [](FakeAllocator& a, StreamId s) { a.memory().complete(s); },
-           "Events recorded on stream so far complete.")
-      .def("complete_all", [](FakeAllocator& a) { a.memory().complete_all(); })
-      .def_prop_ro("capacity", [](FakeAllocator& a) { return a.memory().capacity(); })
-      .def_prop_ro("raw_used", [](FakeAllocator& a) { return a.memory().used(); })
-      .def_prop_ro("raw_allocations", [](FakeAllocator& a) { return a.memory().allocations(); })
-      .def_prop_ro("raw_frees", [](FakeAllocator& a) { return a.memory().frees(); })
-      .def_prop_ro("event_waits", [](FakeAllocator& a) { return a.memory().waits(); })
-      .def_prop_ro("events_pending", [](FakeAllocator& a) { return a.memory().events_pending(); })
-      .def_prop_ro("synchronizations",
-                   [](FakeAllocator& a) { return a.memory().synchronizations(); })
-      .def("time_malloc_free", [](FakeAllocator& a, size_t nbytes, int repeat) {
-        return time_allocate_free(a.allocator(), nbytes, 0, repeat);
-      }, nb::arg("nbytes"), nb::arg("repeat") = 100000,
-         "Seconds per cached malloc+free pair, timed in C++.")
-      .def_static("round_size", &CachingAllocator::round_size)
-      .def_static("segment_size", &CachingAllocator::segment_size);
 }
 
 }  // namespace
@@ -157,18 +73,9 @@ void bind_cuda_memory(nb::module_& m) {
   m.def("_cuda_copy_into", [](nb::handle dst, nb::handle src) {
     copy_into(tensor_arg(dst, "dst"), tensor_arg(src, "src"));
   });
-
-  nb::module_ testing = nb::hasattr(m, "_testing")
-                            ? nb::borrow<nb::module_>(m.attr("_testing"))
-                            : m.def_submodule("_testing", "Test doubles; not a public API.");
-  bind_fake_allocator(testing);
-  testing.def("time_cuda_malloc_free", &time_cuda_allocate_free, nb::arg("device"),
-              nb::arg("nbytes"), nb::arg("repeat") = 100000,
-              "Seconds per CUDA allocation+free through the backend, timed in C++.");
-  testing.def("cuda_synchronize", [](int device) {
-    nb::gil_scoped_release release;
-    backend(DeviceType::CUDA).synchronize(Device{DeviceType::CUDA, static_cast<int16_t>(device)});
-  });
+  m.def("_cuda_time_malloc_free", &time_cuda_allocate_free, nb::arg("device"),
+        nb::arg("nbytes"), nb::arg("repeat") = 100000,
+        "Seconds per CUDA allocation+free through the backend, timed in C++ (benchmarks).");
 }
 
 }  // namespace xrt::py

@@ -6,89 +6,16 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
+
+#include "xpuruntime/memory_observer.h"
+#include "xpuruntime/memory_resource.h"
+#include "xpuruntime/memory_stats.h"
 
 namespace xrt {
 
-/// A stream as the allocator sees it: an opaque number (a CUstream's address on CUDA).
-using StreamId = std::uintptr_t;
 /// A graph-private pool's name, chosen by the caller (the graph helper).
 using PoolId = std::uint64_t;
-
-/// Bytes the device reports (cuMemGetInfo).
-struct DeviceMemoryInfo {
-  size_t free = 0;
-  size_t total = 0;
-};
-
-/// What a CachingAllocator needs from the device: raw memory and events on streams.
-class RawMemory {
- public:
-  using Event = void*;
-  virtual ~RawMemory() = default;
-  /// nbytes of fresh memory, or nullptr when the device has no room (other failures throw).
-  virtual void* allocate(size_t nbytes) = 0;
-  virtual void free(void* ptr, size_t nbytes) = 0;
-  virtual Event create_event() = 0;
-  virtual void destroy_event(Event event) = 0;
-  /// Records event on stream: it completes when the work queued there so far has.
-  virtual void record_event(Event event, StreamId stream) = 0;
-  virtual bool event_done(Event event) = 0;
-  /// The host waits for event.
-  virtual void wait_event(Event event) = 0;
-  /// Called once before cached memory goes back to the device (the device may still run
-  /// work on it in stream order; cuMemFree waits anyway, a fake does nothing).
-  virtual void synchronize() {}
-  virtual DeviceMemoryInfo memory_info() = 0;
-};
-
-/// One counter as PyTorch reports it.
-struct Stat {
-  int64_t current = 0;
-  int64_t peak = 0;
-  int64_t allocated = 0;  ///< total ever added
-  int64_t freed = 0;      ///< total ever taken away
-
-  void increase(int64_t n) {
-    current += n;
-    allocated += n;
-    if (current > peak) peak = current;
-  }
-  void decrease(int64_t n) {
-    current -= n;
-    freed += n;
-  }
-};
-
-/// Indexes of the per-pool counters: "all", "small_pool", "large_pool".
-enum StatPool : int { kStatAll = 0, kStatSmall = 1, kStatLarge = 2 };
-
-struct MemoryStats {
-  Stat allocation[3];            ///< blocks handed out
-  Stat segment[3];               ///< raw allocations held
-  Stat active[3];                ///< allocated blocks, and freed ones awaiting events
-  Stat inactive_split[3];        ///< free blocks in segments that are split
-  Stat allocated_bytes[3];       ///< sizes of handed-out blocks (rounded)
-  Stat reserved_bytes[3];        ///< sizes of segments
-  Stat active_bytes[3];
-  Stat inactive_split_bytes[3];
-  Stat requested_bytes[3];       ///< sizes the callers asked for (not rounded)
-  int64_t num_alloc_retries = 0;  ///< OOMs recovered by freeing the cache
-  int64_t num_ooms = 0;           ///< OutOfMemoryErrors raised
-  int64_t num_device_alloc = 0;   ///< RawMemory::allocate calls that succeeded
-  int64_t num_device_free = 0;
-  int64_t limit = 0;              ///< reserved-bytes limit (0: none)
-};
-
-/// The stats as PyTorch's flat keys ("allocated_bytes.all.current", "num_ooms", ...).
-std::vector<std::pair<std::string, int64_t>> stat_items(const MemoryStats& stats);
-
-/// A readable table of the stats (what memory_summary() prints).
-std::string format_summary(const MemoryStats& stats, const std::string& title);
-
-/// "1.50 GiB".
-std::string format_bytes(int64_t bytes);
 
 /// A block as the caller holds it; opaque, see CachingAllocator::data.
 struct CachedBlock;
@@ -122,13 +49,19 @@ struct SegmentInfo {
 ///   order makes reuse safe.
 /// - A block used on other streams (record_stream) goes back only after an event recorded
 ///   on each of those streams at free time has completed.
-/// - When the device has no room (or the limit is reached): wait for pending events, free
-///   every unsplit cached segment, retry once; then OutOfMemoryError with a summary.
+/// - When the raw memory has no room (the device is full, or a LimitedMemory under the
+///   allocator says its limit is reached): wait for pending events, free every unsplit
+///   cached segment, retry once; then OutOfMemoryError with a summary.
 /// - Graph-private pools: while a private pool is open for a stream, that stream's
 ///   allocations come from segments of the pool, and blocks freed there return to the
 ///   pool, never to other work, until the pool is released.
 /// - One mutex; bookkeeping nodes (blocks and free-set nodes) are recycled, so a cached
 ///   allocation and its free touch no heap.
+/// - The algorithm keeps no statistics and no limit of its own. It reports every change to
+///   its MemoryStatistics and to an optional MemoryObserver (Note [Memory observers]); the
+///   limit is a LimitedMemory under it (Note [Memory limit]). The layers of a device:
+///   RawMemory (the device) -> LimitedMemory -> CachingAllocator -> MemoryStatistics and
+///   the observer.
 class CachingAllocator {
  public:
   static constexpr size_t kRound = 512;
@@ -160,16 +93,18 @@ class CachingAllocator {
 
   /// Waits for pending events and gives every unsplit cached segment back to the device.
   void empty_cache();
-  /// Caps reserved bytes (0: no cap).
-  void set_limit(size_t bytes);
-  size_t limit() const;
 
+  /// The statistics, with the raw memory's limit.
   MemoryStats stats() const;
   void reset_peak_stats();
   void reset_accumulated_stats();
   std::vector<SegmentInfo> snapshot() const;
   std::string summary() const;
   const std::string& device_name() const;
+  /// The hook for a profiler: observer sees every allocation, free and segment from now on,
+  /// after the statistics (nullptr: none, the default, at the cost of one branch per event).
+  /// It must outlive the allocator or be replaced first.
+  void set_observer(MemoryObserver* observer);
 
   /// Routes stream's allocations to private pool id (created on first use) until
   /// end_private_pool(id). One open pool per stream; ValueError otherwise. While a pool is

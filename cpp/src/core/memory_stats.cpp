@@ -1,9 +1,9 @@
-// cpp/src/core/memory_stats.cpp: allocator statistics as PyTorch's flat keys and as a
-// readable table.
+// cpp/src/core/memory_stats.cpp: allocator statistics: their resets, PyTorch's flat keys
+// and a readable table.
+#include "xpuruntime/memory_stats.h"
+
 #include <cinttypes>
 #include <cstdio>
-
-#include "xpuruntime/caching_allocator.h"
 
 namespace xrt {
 namespace {
@@ -31,7 +31,23 @@ constexpr const char* kPoolNames[3] = {"all", "small_pool", "large_pool"};
 
 std::string format_count(int64_t n) { return std::to_string(n); }
 
+template <class Fn>
+void for_each_stat(MemoryStats& stats, Fn fn) {
+  for (const StatGroup& g : kGroups)
+    for (Stat& s : stats.*g.field) fn(s);
+}
+
 }  // namespace
+
+void MemoryStatistics::reset_peak() {
+  for_each_stat(stats_, [](Stat& s) { s.peak = s.current; });
+}
+
+void MemoryStatistics::reset_accumulated() {
+  for_each_stat(stats_, [](Stat& s) { s.allocated = s.freed = 0; });
+  stats_.num_alloc_retries = stats_.num_ooms = stats_.num_device_alloc =
+      stats_.num_device_free = 0;
+}
 
 std::vector<std::pair<std::string, int64_t>> stat_items(const MemoryStats& stats) {
   std::vector<std::pair<std::string, int64_t>> items;

@@ -11,14 +11,18 @@
 #include "cuda/runtime.h"
 #include "cuda/stream_ordered_allocator.h"
 #include "xpuruntime/errors.h"
+#include "xpuruntime/memory_limit.h"
 
 namespace xrt::cuda {
 namespace {
 
+// The layers of a device (Note [Caching allocator]): the driver's memory, the limit over
+// it, the caching algorithm over that (its statistics inside).
 struct CachingDevice {
   explicit CachingDevice(int device)
-      : memory(device), allocator(memory, "cuda:" + std::to_string(device)) {}
+      : memory(device), limited(memory), allocator(limited, "cuda:" + std::to_string(device)) {}
   DeviceMemory memory;
+  LimitedMemory limited;
   CachingAllocator allocator;
 };
 
@@ -33,10 +37,10 @@ std::atomic<bool> allocated{false};
 // -1: the calling thread's current device.
 int resolve(int device) { return device == -1 ? current_device() : device; }
 
-CachingAllocator& caching(int device) {
+CachingDevice& caching_device(int device) {
   if (device < 0 || device >= kMaxDevices) check_device(device);
   CachingDevice* d = caching_devices[device].load(std::memory_order_acquire);
-  if (d) return d->allocator;
+  if (d) return *d;
   check_device(device);
   std::lock_guard lock(setup_mutex);
   d = caching_devices[device].load();
@@ -44,8 +48,10 @@ CachingAllocator& caching(int device) {
     d = new CachingDevice(device);
     caching_devices[device].store(d, std::memory_order_release);
   }
-  return d->allocator;
+  return *d;
 }
+
+CachingAllocator& caching(int device) { return caching_device(device).allocator; }
 
 StreamOrderedAllocator& stream_ordered(int device) {
   if (device < 0 || device >= kMaxDevices) check_device(device);
@@ -191,7 +197,7 @@ void set_memory_limit(int device, size_t bytes) {
   device = resolve(device);
   if (allocator_kind() == AllocatorKind::StreamOrdered)
     return stream_ordered(device).set_limit(bytes);
-  caching(device).set_limit(bytes);
+  caching_device(device).limited.set_limit(bytes);
 }
 
 void set_memory_fraction(int device, double fraction) {

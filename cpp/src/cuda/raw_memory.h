@@ -2,7 +2,7 @@
 // (cuMemAlloc) or pinned host memory (cuMemHostAlloc), with events of one device.
 #pragma once
 #include "cuda/driver.h"
-#include "xpuruntime/caching_allocator.h"
+#include "xpuruntime/memory_resource.h"
 
 namespace xrt::cuda {
 

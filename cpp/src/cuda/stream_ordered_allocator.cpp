@@ -3,19 +3,15 @@
 #include "cuda/stream_ordered_allocator.h"
 
 #include "cuda/runtime.h"
+#include "xpuruntime/caching_allocator.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::cuda {
 namespace {
 
-void increase(Stat (&stat)[3], int64_t n) {
-  stat[kStatAll].increase(n);
-  stat[kStatLarge].increase(n);
-}
-
-void decrease(Stat (&stat)[3], int64_t n) {
-  stat[kStatAll].decrease(n);
-  stat[kStatLarge].decrease(n);
+MemoryEvent event_of(const StreamOrderedAllocator::Block& b) {
+  return {reinterpret_cast<const void*>(b.ptr), b.size, b.requested,
+          reinterpret_cast<StreamId>(b.stream), false};
 }
 
 }  // namespace
@@ -42,12 +38,12 @@ StreamOrderedAllocator::Block* StreamOrderedAllocator::allocate(size_t nbytes,
   std::string device_name = "cuda:" + std::to_string(device_);
   auto out_of_memory = [&] {
     std::lock_guard lock(mutex_);
-    ++stats_.num_ooms;
+    statistics_.out_of_memory(nbytes);
     size_t free = 0, total = 0;
     api.cuMemGetInfo(&free, &total);
     return OutOfMemoryError(
         "out of memory on " + device_name + " (stream-ordered allocator): tried to allocate " +
-        format_bytes(int64_t(nbytes)) + "; " + format_bytes(stats_.allocated_bytes[0].current) +
+        format_bytes(int64_t(nbytes)) + "; " + format_bytes(allocated_bytes()) +
         " allocated by xpuruntime; free on the device: " + format_bytes(int64_t(free)) +
         " of " + format_bytes(int64_t(total)) + "; limit: " +
         (limit_ ? format_bytes(int64_t(limit_)) : std::string("none")));
@@ -56,7 +52,7 @@ StreamOrderedAllocator::Block* StreamOrderedAllocator::allocate(size_t nbytes,
   {
     std::lock_guard lock(mutex_);
     over_limit = size > total_ ||
-                 (limit_ && size_t(stats_.allocated_bytes[0].current) + size > limit_);
+                 (limit_ && size_t(allocated_bytes()) + size > limit_);
   }
   if (over_limit) throw out_of_memory();
   CUdeviceptr ptr = 0;
@@ -64,7 +60,7 @@ StreamOrderedAllocator::Block* StreamOrderedAllocator::allocate(size_t nbytes,
   if (result == CUDA_ERROR_OUT_OF_MEMORY) {
     {
       std::lock_guard lock(mutex_);
-      ++stats_.num_alloc_retries;
+      statistics_.allocation_retried(nbytes);
     }
     // Memory freed on other streams returns to the pool once their work has run.
     XRT_CU(cuCtxSynchronize);
@@ -76,11 +72,7 @@ StreamOrderedAllocator::Block* StreamOrderedAllocator::allocate(size_t nbytes,
   auto* block = new Block{ptr, size, nbytes, stream, this, {}};
   std::lock_guard lock(mutex_);
   live_[ptr] = block;
-  increase(stats_.allocation, 1);
-  increase(stats_.active, 1);
-  increase(stats_.allocated_bytes, int64_t(size));
-  increase(stats_.active_bytes, int64_t(size));
-  increase(stats_.requested_bytes, int64_t(nbytes));
+  statistics_.block_allocated(event_of(*block));
   return block;
 }
 
@@ -88,11 +80,9 @@ void StreamOrderedAllocator::free(Block* block) {
   {
     std::lock_guard lock(mutex_);
     live_.erase(block->ptr);
-    decrease(stats_.allocation, 1);
-    decrease(stats_.active, 1);
-    decrease(stats_.allocated_bytes, int64_t(block->size));
-    decrease(stats_.active_bytes, int64_t(block->size));
-    decrease(stats_.requested_bytes, int64_t(block->requested));
+    // Freed and released at once: the driver orders the reuse on the block's stream.
+    statistics_.block_freed(event_of(*block));
+    statistics_.block_released(event_of(*block));
   }
   std::unique_ptr<Block> owned(block);
   activate(device_);
@@ -120,7 +110,7 @@ MemoryStats StreamOrderedAllocator::stats() {
   MemoryStats out;
   {
     std::lock_guard lock(mutex_);
-    out = stats_;
+    out = statistics_.stats();
     out.limit = int64_t(limit_);
   }
   unsigned long long current = 0, high = 0;
@@ -142,9 +132,7 @@ void StreamOrderedAllocator::empty_cache() {
 
 void StreamOrderedAllocator::reset_peak_stats() {
   std::lock_guard lock(mutex_);
-  for (Stat* group : {stats_.allocation, stats_.active, stats_.allocated_bytes,
-                      stats_.active_bytes, stats_.requested_bytes})
-    for (int i = 0; i < 3; ++i) group[i].peak = group[i].current;
+  statistics_.reset_peak();
   unsigned long long zero = 0;
   activate(device_);
   XRT_CU(cuMemPoolSetAttribute, pool_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &zero);
@@ -152,10 +140,7 @@ void StreamOrderedAllocator::reset_peak_stats() {
 
 void StreamOrderedAllocator::reset_accumulated_stats() {
   std::lock_guard lock(mutex_);
-  for (Stat* group : {stats_.allocation, stats_.active, stats_.allocated_bytes,
-                      stats_.active_bytes, stats_.requested_bytes})
-    for (int i = 0; i < 3; ++i) group[i].allocated = group[i].freed = 0;
-  stats_.num_alloc_retries = stats_.num_ooms = 0;
+  statistics_.reset_accumulated();
 }
 
 void StreamOrderedAllocator::set_limit(size_t bytes) {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cuda/driver.h"
-#include "xpuruntime/caching_allocator.h"
+#include "xpuruntime/memory_stats.h"
 
 namespace xrt::cuda {
 
@@ -38,11 +38,15 @@ class StreamOrderedAllocator {
   void set_limit(size_t bytes);
 
  private:
+  int64_t allocated_bytes() const {
+    return statistics_.stats().allocated_bytes[kStatAll].current;
+  }
+
   int device_;
   CUmemoryPool pool_ = nullptr;
   size_t total_ = 0;
   std::mutex mutex_;
-  MemoryStats stats_;
+  MemoryStatistics statistics_;  // under mutex_; every block counts in the large pool
   size_t limit_ = 0;
   std::unordered_map<CUdeviceptr, Block*> live_;
 };

@@ -1,5 +1,5 @@
-// cpp/src/core/fake_memory.cpp: the test double of a device for the caching allocator.
-#include "xpuruntime/fake_memory.h"
+// tests/native/fake_memory.cpp: the test double of a device for the caching allocator.
+#include "fake_memory.h"
 
 #include <string>
 

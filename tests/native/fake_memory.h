@@ -1,12 +1,16 @@
-// cpp/include/xpuruntime/fake_memory.h: a RawMemory without a device, for testing the caching
+// tests/native/fake_memory.h: a RawMemory without a device, for testing the caching
 // allocator on any machine: made-up addresses, a capacity, scripted failures, and events
-// that complete only when the test says so.
+// that complete only when the test says so. Test-only: built into xpuruntime_testing.
 #pragma once
 #include <deque>
 #include <map>
+#include <string>
+#include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "xpuruntime/caching_allocator.h"
+#include "xpuruntime/memory_limit.h"
 
 namespace xrt {
 
@@ -55,10 +59,39 @@ class FakeMemory final : public RawMemory {
   int64_t allocations_ = 0, frees_ = 0, waits_ = 0, synchronizations_ = 0;
 };
 
-/// A CachingAllocator on a FakeMemory, handing out addresses (what _testing binds).
+/// An observer that writes down what it is told, as a profiler would (the hook's test).
+class RecordingObserver final : public MemoryObserver {
+ public:
+  /// (what, address, size, requested): what is "allocated", "freed", "released",
+  /// "segment_allocated", "segment_freed", "retried" or "out_of_memory".
+  using Entry = std::tuple<std::string, uintptr_t, size_t, size_t>;
+
+  void block_allocated(const MemoryEvent& e) override { add("allocated", e); }
+  void block_freed(const MemoryEvent& e) override { add("freed", e); }
+  void block_released(const MemoryEvent& e) override { add("released", e); }
+  void segment_allocated(const MemoryEvent& e) override { add("segment_allocated", e); }
+  void segment_freed(const MemoryEvent& e) override { add("segment_freed", e); }
+  void allocation_retried(size_t nbytes) override {
+    entries.emplace_back("retried", 0, 0, nbytes);
+  }
+  void out_of_memory(size_t nbytes) override {
+    entries.emplace_back("out_of_memory", 0, 0, nbytes);
+  }
+
+  std::vector<Entry> entries;
+
+ private:
+  void add(const char* what, const MemoryEvent& e) {
+    entries.emplace_back(what, reinterpret_cast<uintptr_t>(e.address), e.size, e.requested);
+  }
+};
+
+/// The layers of a device over a FakeMemory (a limit, the caching allocator), handing out
+/// addresses (what xpuruntime_testing binds).
 class FakeAllocator {
  public:
-  FakeAllocator(size_t capacity) : memory_(capacity), allocator_(memory_, "fake device") {}
+  explicit FakeAllocator(size_t capacity)
+      : memory_(capacity), limited_(memory_), allocator_(limited_, "fake device") {}
 
   uintptr_t allocate(size_t nbytes, StreamId stream);
   void free(uintptr_t address);
@@ -67,11 +100,17 @@ class FakeAllocator {
   size_t block_size(uintptr_t address) const;
 
   FakeMemory& memory() { return memory_; }
+  LimitedMemory& limited() { return limited_; }
   CachingAllocator& allocator() { return allocator_; }
+  /// Starts (or stops) telling observer() what the allocator does.
+  void observe(bool on) { allocator_.set_observer(on ? &observer_ : nullptr); }
+  RecordingObserver& observer() { return observer_; }
 
  private:
   CachedBlock* block(uintptr_t address) const;
   FakeMemory memory_;
+  LimitedMemory limited_;
+  RecordingObserver observer_;  // before allocator_: outlives it
   CachingAllocator allocator_;
   std::unordered_map<uintptr_t, CachedBlock*> live_;
 };
