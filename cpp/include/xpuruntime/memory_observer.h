@@ -19,9 +19,9 @@ struct MemoryEvent {
 /// Note [Memory observers]: an allocator reports what it does, in order, to the layers
 /// over it, instead of keeping their fields: MemoryStatistics counts in PyTorch's shape,
 /// and a profiler records a timeline. The allocator calls its observers while it holds
-/// its lock, so an observer needs no lock of its own, must be quick, and must not call
-/// the allocator back. Each hook does nothing unless overridden. An allocation costs one
-/// hook call, a free two; with no observer set, none.
+/// its lock, so an observer needs no lock of its own, must be quick, must not throw, and
+/// must not call the allocator back. Each hook does nothing unless overridden. An
+/// allocation costs one hook call, a free two; with no observer set, none.
 class MemoryObserver {
  public:
   virtual ~MemoryObserver() = default;

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "caching_allocator_state.h"
+#include "core/caching_allocator_state.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "block_pools.h"
+#include "core/block_pools.h"
 
 namespace xrt {
 

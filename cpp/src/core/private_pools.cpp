@@ -2,7 +2,7 @@
 // [Graph-private pools] in xpuruntime/cuda_memory.h) and the event work a capture defers.
 #include <algorithm>
 
-#include "caching_allocator_state.h"
+#include "core/caching_allocator_state.h"
 #include "xpuruntime/caching_allocator.h"
 #include "xpuruntime/errors.h"
 
