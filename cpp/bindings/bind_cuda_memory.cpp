@@ -9,6 +9,7 @@
 #include "bind_args.h"
 #include "bindings.h"
 #include "memory_dicts.h"
+#include "xpuruntime/cuda/runtime.h"
 #include "xpuruntime/cuda_memory.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/runtime/backend.h"
@@ -25,6 +26,14 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   if (device.is_cpu()) throw ValueError("copy_into copies to or from a CUDA tensor");
   nb::gil_scoped_release release;
   backend(device.type).copy_bytes(dst.data(), dst.device(), src.data(), src.device(), nbytes);
+}
+
+// A CUstream handle from Python (0: the legacy default stream) as a Stream of device
+// (-1: the current one).
+Stream cuda_stream(int device, uintptr_t handle) {
+  if (device == -1) device = cuda::current_device();
+  return Stream(Device{DeviceType::CUDA, static_cast<int16_t>(device)},
+                reinterpret_cast<NativeStream>(handle));
 }
 
 // Seconds per allocation+free of a CUDA Storage through the backend (no Python).
@@ -57,10 +66,13 @@ void bind_cuda_memory(nb::module_& m) {
     cuda::set_allocator(cuda::parse_allocator_kind(name));
   });
   m.def("_cuda_allocator", [] { return cuda::allocator_name(cuda::allocator_kind()); });
-  m.def("_cuda_record_stream", [](nb::handle tensor, cuda::StreamHandle stream) {
-    cuda::record_stream(*tensor_arg(tensor, "tensor").storage(), stream);
+  m.def("_cuda_record_stream", [](nb::handle tensor, uintptr_t handle) {
+    const Tensor& t = tensor_arg(tensor, "tensor");
+    cuda::record_stream(*t.storage(), Stream(t.device(), reinterpret_cast<NativeStream>(handle)));
   });
-  m.def("_cuda_begin_private_pool", &cuda::begin_private_pool);
+  m.def("_cuda_begin_private_pool", [](int device, PoolId id, uintptr_t handle) {
+    cuda::begin_private_pool(device, id, cuda_stream(device, handle));
+  });
   m.def("_cuda_end_private_pool", &cuda::end_private_pool);
   m.def("_cuda_release_private_pool", &cuda::release_private_pool);
   m.def("_cuda_empty_pinned", [](nb::handle shape, nb::handle dtype, int device) {

@@ -35,10 +35,10 @@ RawMemory::Event FakeMemory::create_event() { return &events_.emplace_back(); }
 
 void FakeMemory::destroy_event(Event event) { static_cast<FakeEvent*>(event)->destroyed = true; }
 
-void FakeMemory::record_event(Event event, StreamId stream) {
+void FakeMemory::record_event(Event event, const Stream& stream) {
   auto* e = static_cast<FakeEvent*>(event);
   if (e->destroyed) throw XpuRuntimeError("FakeMemory: record of a destroyed event");
-  *e = FakeEvent{stream, true, false, false};
+  *e = FakeEvent{stream.address(), true, false, false};
 }
 
 bool FakeMemory::event_done(Event event) {
@@ -67,7 +67,7 @@ int64_t FakeMemory::events_pending() const {
 }
 
 uintptr_t FakeAllocator::allocate(size_t nbytes, StreamId stream) {
-  CachedBlock* b = allocator_.allocate(nbytes, stream);
+  CachedBlock* b = allocator_.allocate(nbytes, fake_stream(stream));
   auto address = reinterpret_cast<uintptr_t>(CachingAllocator::data(b));
   live_[address] = b;
   return address;
@@ -87,7 +87,7 @@ void FakeAllocator::free(uintptr_t address) {
 }
 
 void FakeAllocator::record_stream(uintptr_t address, StreamId stream) {
-  allocator_.record_stream(block(address), stream);
+  allocator_.record_stream(block(address), fake_stream(stream));
 }
 
 size_t FakeAllocator::block_size(uintptr_t address) const {

@@ -14,6 +14,10 @@
 
 namespace xrt {
 
+/// Stream n of the fake device: the tests name streams by small numbers; the allocator
+/// only files blocks by the handle, and only FakeMemory records events on it.
+inline Stream fake_stream(StreamId n) { return Stream(kCPU, reinterpret_cast<NativeStream>(n)); }
+
 class FakeMemory final : public RawMemory {
  public:
   explicit FakeMemory(size_t capacity) : capacity_(capacity) {}
@@ -22,7 +26,7 @@ class FakeMemory final : public RawMemory {
   void free(void* ptr, size_t nbytes) override;
   Event create_event() override;
   void destroy_event(Event event) override;
-  void record_event(Event event, StreamId stream) override;
+  void record_event(Event event, const Stream& stream) override;
   bool event_done(Event event) override;
   void wait_event(Event event) override;
   void synchronize() override { ++synchronizations_; }

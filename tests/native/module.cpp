@@ -36,9 +36,10 @@ void translate_errors(const std::exception_ptr& p, void*) {
 
 // Seconds per allocate+free pair of nbytes, repeated (the algorithm alone, no Python).
 double time_allocate_free(CachingAllocator& allocator, size_t nbytes, int repeat) {
-  allocator.free(allocator.allocate(nbytes, 0));  // warm
+  Stream stream = fake_stream(0);
+  allocator.free(allocator.allocate(nbytes, stream));  // warm
   auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < repeat; ++i) allocator.free(allocator.allocate(nbytes, 0));
+  for (int i = 0; i < repeat; ++i) allocator.free(allocator.allocate(nbytes, stream));
   std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
   return elapsed.count() / repeat;
 }
@@ -63,7 +64,7 @@ void bind_fake_allocator(nb::module_& m) {
       .def("reset_accumulated_stats",
            [](FakeAllocator& a) { a.allocator().reset_accumulated_stats(); })
       .def("begin_private_pool", [](FakeAllocator& a, PoolId id, StreamId stream) {
-        a.allocator().begin_private_pool(id, stream);
+        a.allocator().begin_private_pool(id, fake_stream(stream));
       })
       .def("end_private_pool", [](FakeAllocator& a, PoolId id) {
         a.allocator().end_private_pool(id);

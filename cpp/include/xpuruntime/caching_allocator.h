@@ -30,7 +30,7 @@ struct SegmentInfo {
   };
   uintptr_t address;
   size_t size;
-  StreamId stream;
+  StreamId stream;       ///< the Stream::address() of the stream it belongs to
   bool small;
   PoolId private_pool;  ///< 0 for the shared pools
   std::vector<Block> blocks;
@@ -78,11 +78,12 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   /// A block of at least nbytes usable in order on stream; OutOfMemoryError if none.
-  CachedBlock* allocate(size_t nbytes, StreamId stream);
+  CachedBlock* allocate(size_t nbytes, const Stream& stream);
   /// Gives a block back (reusable on its stream at once, on others after events).
   void free(CachedBlock* block);
-  /// Notes that block is used on stream too, so free waits for that stream's work.
-  void record_stream(CachedBlock* block, StreamId stream);
+  /// Notes that block is used on stream too, so free waits for that stream's work (the
+  /// block keeps stream alive until then).
+  void record_stream(CachedBlock* block, const Stream& stream);
   /// The handed-out block whose memory holds address, or nullptr (a slow path: a lookup of
   /// the segment, then a walk over its blocks).
   CachedBlock* find(const void* address);
@@ -109,7 +110,7 @@ class CachingAllocator {
   /// Routes stream's allocations to private pool id (created on first use) until
   /// end_private_pool(id). One open pool per stream; ValueError otherwise. While a pool is
   /// open (a capture is underway) the allocator neither queries nor waits for events.
-  void begin_private_pool(PoolId id, StreamId stream);
+  void begin_private_pool(PoolId id, const Stream& stream);
   void end_private_pool(PoolId id);  // nothing for an id that is not open
   /// The pool's owner (a graph) is gone: its free segments go back to the device now, the
   /// others when their last block is freed; id may name a new pool at once. Nothing for

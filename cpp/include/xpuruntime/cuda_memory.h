@@ -12,9 +12,6 @@
 
 namespace xrt::cuda {
 
-/// A CUstream's address (0: the legacy default stream).
-using StreamHandle = std::uintptr_t;
-
 enum class AllocatorKind { Caching, StreamOrdered };
 
 /// Chooses the allocator of every device: before the first CUDA allocation only
@@ -43,7 +40,7 @@ void set_memory_fraction(int device, double fraction);
 
 /// Notes that storage (a CUDA allocation) is used on stream too: its memory is reused only
 /// after the work queued there before the free has run. Other storage is ignored.
-void record_stream(const Storage& storage, StreamHandle stream);
+void record_stream(const Storage& storage, const Stream& stream);
 
 // Note [Graph-private pools]: a CUDA graph replays its kernels on the addresses they had at
 // capture, so memory allocated while capturing must stay the graph's until the graph is
@@ -54,7 +51,7 @@ void record_stream(const Storage& storage, StreamHandle stream);
 // their blocks return to the pool when freed, never to other work. The pool may grow by
 // cuMemAlloc during capture: capture in relaxed or thread-local mode. In stream-ordered
 // mode these do nothing: cuMemAllocAsync is captured as graph memory nodes.
-void begin_private_pool(int device, PoolId id, StreamHandle stream);
+void begin_private_pool(int device, PoolId id, const Stream& stream);
 void end_private_pool(int device, PoolId id);
 void release_private_pool(int device, PoolId id);
 

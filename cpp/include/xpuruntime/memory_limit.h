@@ -26,7 +26,7 @@ class LimitedMemory final : public RawMemory {
   void free(void* ptr, size_t nbytes) override;
   Event create_event() override { return upstream_.create_event(); }
   void destroy_event(Event event) override { upstream_.destroy_event(event); }
-  void record_event(Event event, StreamId stream) override {
+  void record_event(Event event, const Stream& stream) override {
     upstream_.record_event(event, stream);
   }
   bool event_done(Event event) override { return upstream_.event_done(event); }

@@ -4,9 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "xpuruntime/runtime/stream.h"
+
 namespace xrt {
 
-/// A stream as the allocator sees it: an opaque number (a CUstream's address on CUDA).
+/// A stream as the caching allocator files its blocks: Stream::address(), a number. Blocks
+/// keep this key rather than the Stream, so a cached block keeps no stream alive and the
+/// hot path copies no owner; streams that events are recorded on are kept as Streams.
 using StreamId = std::uintptr_t;
 
 /// Bytes the device reports (cuMemGetInfo).
@@ -27,7 +31,7 @@ class RawMemory {
   virtual Event create_event() = 0;
   virtual void destroy_event(Event event) = 0;
   /// Records event on stream: it completes when the work queued there so far has.
-  virtual void record_event(Event event, StreamId stream) = 0;
+  virtual void record_event(Event event, const Stream& stream) = 0;
   virtual bool event_done(Event event) = 0;
   /// The host waits for event.
   virtual void wait_event(Event event) = 0;

@@ -25,7 +25,7 @@ struct CachedBlock {
   CachedBlock* next = nullptr;
   bool allocated = false;
   int pending_events = 0;        // events to wait for before it is free
-  std::vector<StreamId> stream_uses;  // other streams it was used on (capacity recycled)
+  std::vector<Stream> stream_uses;  // other streams it was used on (capacity recycled)
 
   bool is_split() const { return prev || next; }
   // Free means in its pool's free set; a free block's neighbours are never free.

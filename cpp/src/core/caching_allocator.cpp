@@ -177,7 +177,7 @@ std::string CachingAllocator::State::oom_message(size_t nbytes) const {
 
 // The block was used on other streams: an event on each, and it waits for them all.
 void CachingAllocator::State::record_uses(CachedBlock* b) {
-  for (StreamId stream : b->stream_uses) {
+  for (const Stream& stream : b->stream_uses) {
     RawMemory::Event event = take_event();
     ++b->pending_events;
     try {
@@ -260,7 +260,8 @@ size_t CachingAllocator::segment_size(size_t rounded) {
   return round_up(rounded, kLargeRound);
 }
 
-CachedBlock* CachingAllocator::allocate(size_t nbytes, StreamId stream) {
+CachedBlock* CachingAllocator::allocate(size_t nbytes, const Stream& on) {
+  StreamId stream = on.address();
   State& s = *state_;
   std::lock_guard lock(s.mutex);
   if (nbytes > (size_t{1} << 60)) {  // no device has that; also keeps rounding exact
@@ -319,13 +320,13 @@ void CachingAllocator::free(CachedBlock* b) {
   s.release_block(b);
 }
 
-void CachingAllocator::record_stream(CachedBlock* b, StreamId stream) {
+void CachingAllocator::record_stream(CachedBlock* b, const Stream& stream) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);
   if (!b->allocated) throw ValueError("record_stream on memory that is not allocated");
   // Note: a graph-private block is reused only by its graph, whose replays keep their
   // own order; events recorded while capturing would become graph nodes.
-  if (stream == b->stream || b->pool->private_pool) return;
+  if (stream.address() == b->stream || b->pool->private_pool) return;
   if (std::find(b->stream_uses.begin(), b->stream_uses.end(), stream) == b->stream_uses.end())
     b->stream_uses.push_back(stream);
 }

@@ -38,7 +38,8 @@ void CachingAllocator::State::close(PrivatePool& p) {
   if (!capturing() && !deferred.empty()) record_deferred();
 }
 
-void CachingAllocator::begin_private_pool(PoolId id, StreamId stream) {
+void CachingAllocator::begin_private_pool(PoolId id, const Stream& on) {
+  StreamId stream = on.address();
   State& s = *state_;
   std::lock_guard lock(s.mutex);
   for (PrivatePool* p : s.open_pools)

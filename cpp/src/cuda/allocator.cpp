@@ -127,25 +127,26 @@ std::shared_ptr<Storage> allocate_storage(size_t nbytes, int device, CUstream st
     return Storage::wrap(reinterpret_cast<void*>(block->ptr), nbytes, cuda_device(device),
                          &free_stream_ordered, block, false);
   }
-  CachedBlock* block = caching(device).allocate(nbytes, reinterpret_cast<StreamId>(stream));
+  // Note: a borrowed Stream (no owner), so the hot path copies no reference count.
+  CachedBlock* block = caching(device).allocate(nbytes, Stream(cuda_device(device), stream));
   return Storage::wrap(CachingAllocator::data(block), nbytes, cuda_device(device),
                        &free_cached, block, false);
 }
 
-void record_stream(const Storage& storage, StreamHandle handle) {
-  auto stream = reinterpret_cast<CUstream>(handle);
+void record_stream(const Storage& storage, const Stream& stream) {
   if (storage.device().type != DeviceType::CUDA) return;
   int device = storage.device().index;
   if (allocator_kind() == AllocatorKind::StreamOrdered) {
     if (StreamOrderedAllocator* a = stream_ordered_devices[device].load())
-      a->record_stream(reinterpret_cast<CUdeviceptr>(storage.data()), stream);
+      a->record_stream(reinterpret_cast<CUdeviceptr>(storage.data()),
+                       static_cast<CUstream>(stream.handle()));
     return;
   }
   CachingDevice* d = caching_devices[device].load();
   if (!d) return;
   CachedBlock* block = d->allocator.find(storage.data());
   if (block && CachingAllocator::data(block) == storage.data())
-    d->allocator.record_stream(block, reinterpret_cast<StreamId>(stream));
+    d->allocator.record_stream(block, stream);
 }
 
 MemoryStats memory_stats(int device) {
@@ -212,7 +213,7 @@ void set_memory_fraction(int device, double fraction) {
   set_memory_limit(device, static_cast<size_t>(fraction * static_cast<double>(total)));
 }
 
-void begin_private_pool(int device, PoolId id, StreamHandle stream) {
+void begin_private_pool(int device, PoolId id, const Stream& stream) {
   device = resolve(device);
   if (allocator_kind() == AllocatorKind::StreamOrdered) return check_device(device);
   caching(device).begin_private_pool(id, stream);
@@ -232,7 +233,7 @@ void release_private_pool(int device, PoolId id) {
 
 // The graph helper's names for the private pools (cuda/graph.cpp).
 void begin_capture_pool(int device, uint64_t graph_id, CUstream stream) {
-  begin_private_pool(device, graph_id, reinterpret_cast<StreamHandle>(stream));
+  begin_private_pool(device, graph_id, Stream(cuda_device(resolve(device)), stream));
 }
 
 void end_capture_pool(int device, uint64_t graph_id) { end_private_pool(device, graph_id); }

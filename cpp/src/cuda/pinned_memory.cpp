@@ -14,7 +14,11 @@ namespace {
 
 // Note: host blocks all live on one made-up stream that no copy runs on, so a block used by
 // any copy returns only after that copy's event (record_stream), never at once.
-constexpr StreamId kHostStream = ~StreamId{0};
+const Stream kHostStream(kCPU, reinterpret_cast<NativeStream>(~uintptr_t{0}));
+
+Stream copy_stream(int device, CUstream stream) {
+  return Stream(Device{DeviceType::CUDA, static_cast<int16_t>(device)}, stream);
+}
 
 struct PinnedPool {
   explicit PinnedPool(int device)
@@ -53,7 +57,7 @@ void free_pinned_storage(void*, void* context) {
 }  // namespace
 
 void PinnedBuffer::record_stream(CUstream stream) {
-  CachingAllocator::owner(block_).record_stream(block_, reinterpret_cast<StreamId>(stream));
+  CachingAllocator::owner(block_).record_stream(block_, copy_stream(device_, stream));
 }
 
 void PinnedBuffer::reset() noexcept {
@@ -66,7 +70,7 @@ void PinnedBuffer::reset() noexcept {
 }
 
 PinnedBuffer pinned_buffer(size_t nbytes, int device) {
-  return PinnedBuffer(pool(device).allocate(nbytes, kHostStream));
+  return PinnedBuffer(pool(device).allocate(nbytes, kHostStream), device);
 }
 
 std::shared_ptr<Storage> allocate_pinned_storage(size_t nbytes, int device) {
@@ -93,7 +97,7 @@ bool record_pinned_use(const void* address, size_t nbytes, int device, CUstream 
   auto* begin = static_cast<const char*>(CachingAllocator::data(block));
   if (static_cast<const char*>(address) + nbytes > begin + CachingAllocator::size(block))
     return false;
-  p->allocator.record_stream(block, reinterpret_cast<StreamId>(stream));
+  p->allocator.record_stream(block, copy_stream(device, stream));
   return true;
 }
 

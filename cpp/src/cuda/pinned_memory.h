@@ -16,11 +16,14 @@ namespace xrt::cuda {
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
-  explicit PinnedBuffer(CachedBlock* block) : block_(block) {}
-  PinnedBuffer(PinnedBuffer&& other) noexcept : block_(std::exchange(other.block_, nullptr)) {}
+  /// block, from the pool of device (the device of the copies that use it).
+  PinnedBuffer(CachedBlock* block, int device) : block_(block), device_(device) {}
+  PinnedBuffer(PinnedBuffer&& other) noexcept
+      : block_(std::exchange(other.block_, nullptr)), device_(other.device_) {}
   PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
     reset();
     block_ = std::exchange(other.block_, nullptr);
+    device_ = other.device_;
     return *this;
   }
   ~PinnedBuffer() { reset(); }
@@ -28,12 +31,13 @@ class PinnedBuffer {
   explicit operator bool() const { return block_ != nullptr; }
   void* data() const { return CachingAllocator::data(block_); }
   size_t size() const { return CachingAllocator::size(block_); }
-  /// Work queued on stream (a copy) uses the buffer.
+  /// Work queued on stream (a copy on the pool's device) uses the buffer.
   void record_stream(CUstream stream);
   void reset() noexcept;
 
  private:
   CachedBlock* block_ = nullptr;
+  int device_ = 0;
 };
 
 /// A pinned buffer of at least nbytes for copies with device (pinned memory is portable;

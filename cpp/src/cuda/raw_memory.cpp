@@ -10,7 +10,7 @@ namespace xrt::cuda {
 namespace {
 
 CUevent event_of(RawMemory::Event e) { return static_cast<CUevent>(e); }
-CUstream stream_of(StreamId s) { return reinterpret_cast<CUstream>(s); }
+CUstream stream_of(const Stream& s) { return static_cast<CUstream>(s.handle()); }
 
 }  // namespace
 
@@ -23,7 +23,7 @@ RawMemory::Event DriverMemory::create_event() {
 
 void DriverMemory::destroy_event(Event event) { driver().cuEventDestroy(event_of(event)); }
 
-void DriverMemory::record_event(Event event, StreamId stream) {
+void DriverMemory::record_event(Event event, const Stream& stream) {
   activate(device_);
   XRT_CU(cuEventRecord, event_of(event), stream_of(stream));
 }

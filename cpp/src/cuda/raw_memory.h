@@ -12,7 +12,7 @@ class DriverMemory : public RawMemory {
   explicit DriverMemory(int device) : device_(device) {}
   Event create_event() override;
   void destroy_event(Event event) override;
-  void record_event(Event event, StreamId stream) override;
+  void record_event(Event event, const Stream& stream) override;
   bool event_done(Event event) override;
   void wait_event(Event event) override;
   void synchronize() override;
