@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <exception>
+#include <typeinfo>
 
 #include "fake_memory.h"
 #include "memory_dicts.h"
@@ -21,16 +22,20 @@ namespace {
 // xpuruntime.OutOfMemoryError (an immortal reference), so an OOM reads as the product's.
 nb::handle out_of_memory_error;
 
-// Note: translators are tried newest first, by every nanobind module of the process (they
-// share nanobind's state), so this one takes exactly the errors the fake device raises and
-// maps them as _core does; anything else propagates to _core's translators.
+// Note: translators are tried newest first by every nanobind module of the process (they
+// share nanobind's state), so this one must not shadow _core's: it takes exactly the two
+// types the fake device raises (not their subclasses, such as LinAlgError) and maps them
+// as _core does; anything else is rethrown, on to the next translator.
 void translate_errors(const std::exception_ptr& p, void*) {
   try {
     std::rethrow_exception(p);
-  } catch (const OutOfMemoryError& e) {
-    PyErr_SetString(out_of_memory_error.ptr(), e.what());
-  } catch (const ValueError& e) {
-    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const std::exception& e) {
+    if (typeid(e) == typeid(OutOfMemoryError))
+      PyErr_SetString(out_of_memory_error.ptr(), e.what());
+    else if (typeid(e) == typeid(ValueError))
+      PyErr_SetString(PyExc_ValueError, e.what());
+    else
+      throw;
   }
 }
 
