@@ -42,7 +42,7 @@ def sync():
 def allocation(rows):
     n = MiB  # float32: 4 MiB
     ours = per_call(lambda: xrt.empty((n,), dtype=xrt.float32, device="cuda:0"))
-    native = _core._cuda_time_malloc_free(0, 4 * MiB, 200000)
+    native = _core._cuda._time_malloc_free(0, 4 * MiB, 200000)
     peers = {}
     if torch is not None:
         peers["PyTorch"] = per_call(lambda: torch.empty(n, dtype=torch.float32, device="cuda"))
@@ -83,11 +83,11 @@ def copies(rows, nbytes, quick):
     np.from_dlpack(pageable)[...] = 1
 
     def h2d(src):
-        _core._cuda_copy_into(gpu, src)
+        _core._cuda.copy_into(gpu, src)
         sync()
 
     def d2h(dst):
-        _core._cuda_copy_into(dst, gpu)
+        _core._cuda.copy_into(dst, gpu)
 
     label = f"{n // MiB} MiB"
     results = {}
@@ -95,13 +95,13 @@ def copies(rows, nbytes, quick):
     results["pinned D2H"] = per_call(lambda: d2h(pinned), repeat=repeat)
     results["pageable H2D, staged"] = per_call(lambda: h2d(pageable), repeat=repeat)
     results["pageable D2H, staged"] = per_call(lambda: d2h(pageable), repeat=repeat)
-    _core._cuda_set_staging_streaming_stores(False)
+    _core._cuda.set_staging_streaming_stores(False)
     results["pageable H2D, staged, memcpy"] = per_call(lambda: h2d(pageable), repeat=repeat)
-    _core._cuda_set_staging_streaming_stores(True)
-    _core._cuda_set_staging_threshold((1 << 64) - 1)
+    _core._cuda.set_staging_streaming_stores(True)
+    _core._cuda.set_staging_threshold((1 << 64) - 1)
     results["pageable H2D, driver"] = per_call(lambda: h2d(pageable), repeat=repeat)
     results["pageable D2H, driver"] = per_call(lambda: d2h(pageable), repeat=repeat)
-    _core._cuda_set_staging_threshold(0)
+    _core._cuda.set_staging_threshold(0)
     results["to_device('cuda:0'), pageable"] = per_call(
         lambda: (pageable.to_device("cuda:0"), sync()), repeat=repeat)
     results["to_device('cpu'), new pageable"] = per_call(

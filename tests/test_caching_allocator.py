@@ -702,11 +702,11 @@ def test_cuda_allocator_is_chosen_before_the_first_allocation():
 def test_cuda_private_pool():
     xrt.cuda.empty_cache()
     _core = xrt._core
-    _core._cuda_begin_private_pool(0, 42, 0)
+    _core._cuda.begin_private_pool(0, 42, 0)
     try:
         x = xrt.empty((1000,), dtype=xrt.float32, device="cuda:0")
     finally:
-        _core._cuda_end_private_pool(0, 42)
+        _core._cuda.end_private_pool(0, 42)
     p = x._data_ptr()
     pools = {s["private_pool"] for s in xrt.cuda.memory_snapshot()
              if s["address"] <= p < s["address"] + s["size"]}
@@ -714,7 +714,7 @@ def test_cuda_private_pool():
     del x
     y = xrt.empty((1000,), dtype=xrt.float32, device="cuda:0")
     assert y._data_ptr() != p  # the graph's memory stays the graph's
-    _core._cuda_release_private_pool(0, 42)
+    _core._cuda.release_private_pool(0, 42)
     assert not any(s["private_pool"] == 42 for s in xrt.cuda.memory_snapshot())
 
 
@@ -761,11 +761,11 @@ def test_cuda_stream_ordered_mode(how):
 def staging(request):
     """Staged copies (host->device with streaming stores or memcpy), or the driver's."""
     _core = xrt._core
-    _core._cuda_set_staging_threshold((1 << 64) - 1 if request.param == "off" else 0)
-    _core._cuda_set_staging_streaming_stores(request.param != "memcpy")
+    _core._cuda.set_staging_threshold((1 << 64) - 1 if request.param == "off" else 0)
+    _core._cuda.set_staging_streaming_stores(request.param != "memcpy")
     yield request.param
-    _core._cuda_set_staging_threshold(0)
-    _core._cuda_set_staging_streaming_stores(True)
+    _core._cuda.set_staging_threshold(0)
+    _core._cuda.set_staging_streaming_stores(True)
 
 
 @pytest.mark.cuda
@@ -786,7 +786,7 @@ def test_cuda_copies_from_and_to_unaligned_host_memory(offset, staging):
     x = host.to_device("cuda:0")
     out = xrt.empty((nbytes + offset,), dtype=xrt.uint8)
     np.from_dlpack(out)[...] = 0
-    xrt._core._cuda_copy_into(out[offset:], x)
+    xrt._core._cuda.copy_into(out[offset:], x)
     got = np.from_dlpack(out)
     np.testing.assert_array_equal(got[offset:], data[offset:])
     assert not got[:offset].any()  # nothing written before the view
@@ -803,14 +803,14 @@ def test_cuda_pinned_tensors():
     a = xrt.empty((GiB // 2,), dtype=xrt.float32, device="cuda:0")
     b = xrt.empty((GiB // 2,), dtype=xrt.float32, device="cuda:0")
     for _ in range(8):
-        xrt._core._cuda_copy_into(a, b)
+        xrt._core._cuda.copy_into(a, b)
     x = pinned.to_device("cuda:0")
     del pinned  # the copy may still run: the pool must keep the buffer until it has
     for _ in range(3):
         junk = xrt.cuda.empty_pinned((n,), dtype=xrt.uint8)
         np.from_dlpack(junk)[...] = 7
     back = xrt.cuda.empty_pinned((n,), dtype=xrt.uint8)
-    xrt._core._cuda_copy_into(back, x)
+    xrt._core._cuda.copy_into(back, x)
     np.testing.assert_array_equal(np.from_dlpack(back), data)
     stats = xrt.cuda.pinned_memory_stats()
     assert stats["allocated_bytes.all.current"] >= n

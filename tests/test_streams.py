@@ -98,3 +98,18 @@ def test_no_number_becomes_a_stream():
 def test_streams_of_two_kinds_of_device_do_not_wait_for_each_other():
     with pytest.raises(ValueError, match="cannot wait"):
         rt.Stream("cuda:0").wait_stream(rt.Stream("cpu"))
+
+
+@pytest.mark.cuda
+def test_record_stream_takes_a_stream_or_a_foreign_handle():
+    x = xrt.ones(1024, device="cuda:0")
+    s = rt.Stream("cuda:0")
+    xrt.cuda.record_stream(x, s)
+    xrt.cuda.record_stream(x, s.ptr)  # a CUstream handle, as an int
+    xrt.cuda.record_stream(x, xrt.cuda.ExternalStream(s.ptr))
+    with pytest.raises(TypeError):
+        xrt.cuda.record_stream(x, "s")
+    with pytest.raises(ValueError, match="lives on cpu"):
+        xrt.cuda.record_stream(xrt.ones(3), s)
+    del x
+    s.synchronize()

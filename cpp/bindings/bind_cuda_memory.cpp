@@ -30,12 +30,6 @@ void copy_into(const Tensor& dst, const Tensor& src) {
 
 // A CUstream handle from Python (0: the legacy default stream) as a Stream of device
 // (-1: the current one).
-Stream cuda_stream(int device, uintptr_t handle) {
-  if (device == -1) device = cuda::current_device();
-  return Stream(Device{DeviceType::CUDA, static_cast<int16_t>(device)},
-                reinterpret_cast<NativeStream>(handle));
-}
-
 // Seconds per allocation+free of a CUDA Storage through the backend (no Python).
 double time_cuda_allocate_free(int device, size_t nbytes, int repeat) {
   Device d{DeviceType::CUDA, static_cast<int16_t>(device)};
@@ -49,43 +43,41 @@ double time_cuda_allocate_free(int device, size_t nbytes, int repeat) {
 
 }  // namespace
 
-void bind_cuda_memory(nb::module_& m) {
-  m.def("_cuda_memory_stats", [](int device) { return stats_dict(cuda::memory_stats(device)); });
-  m.def("_cuda_memory_summary", &cuda::memory_summary);
-  m.def("_cuda_memory_snapshot",
+void bind_cuda_memory(nb::module_& m) {  // m: the _cuda submodule
+  m.def("memory_stats", [](int device) { return stats_dict(cuda::memory_stats(device)); });
+  m.def("memory_summary", &cuda::memory_summary);
+  m.def("memory_snapshot",
         [](int device) { return snapshot_list(cuda::memory_snapshot(device)); });
-  m.def("_cuda_empty_cache", [] {
+  m.def("empty_cache", [] {
     nb::gil_scoped_release release;
     cuda::empty_cache();
   });
-  m.def("_cuda_reset_peak_memory_stats", &cuda::reset_peak_memory_stats);
-  m.def("_cuda_reset_accumulated_memory_stats", &cuda::reset_accumulated_memory_stats);
-  m.def("_cuda_set_memory_limit", &cuda::set_memory_limit);
-  m.def("_cuda_set_memory_fraction", &cuda::set_memory_fraction);
-  m.def("_cuda_set_allocator", [](const std::string& name) {
+  m.def("reset_peak_memory_stats", &cuda::reset_peak_memory_stats);
+  m.def("reset_accumulated_memory_stats", &cuda::reset_accumulated_memory_stats);
+  m.def("set_memory_limit", &cuda::set_memory_limit);
+  m.def("set_memory_fraction", &cuda::set_memory_fraction);
+  m.def("set_allocator", [](const std::string& name) {
     cuda::set_allocator(cuda::parse_allocator_kind(name));
   });
-  m.def("_cuda_allocator", [] { return cuda::allocator_name(cuda::allocator_kind()); });
-  m.def("_cuda_record_stream", [](nb::handle tensor, uintptr_t handle) {
+  m.def("allocator", [] { return cuda::allocator_name(cuda::allocator_kind()); });
+  m.def("record_stream", [](nb::handle tensor, const Stream& stream) {
     const Tensor& t = tensor_arg(tensor, "tensor");
-    cuda::record_stream(*t.storage(), Stream(t.device(), reinterpret_cast<NativeStream>(handle)));
-  });
-  m.def("_cuda_begin_private_pool", [](int device, PoolId id, uintptr_t handle) {
-    cuda::begin_private_pool(device, id, cuda_stream(device, handle));
-  });
-  m.def("_cuda_end_private_pool", &cuda::end_private_pool);
-  m.def("_cuda_release_private_pool", &cuda::release_private_pool);
-  m.def("_cuda_empty_pinned", [](nb::handle shape, nb::handle dtype, int device) {
+    if (t.device() != stream.device())
+      throw ValueError("record_stream: the tensor lives on " + t.device().str() +
+                       ", the stream belongs to " + stream.device().str());
+    cuda::record_stream(*t.storage(), stream);
+  }, nb::arg("tensor"), nb::arg("stream"));
+  m.def("empty_pinned", [](nb::handle shape, nb::handle dtype, int device) {
     return cuda::empty_pinned(int_tuple_arg(shape, "shape"), dtype_arg(dtype), device);
   });
-  m.def("_cuda_pinned_memory_stats",
+  m.def("pinned_memory_stats",
         [](int device) { return stats_dict(cuda::pinned_memory_stats(device)); });
-  m.def("_cuda_set_staging_threshold", &cuda::set_staging_threshold);
-  m.def("_cuda_set_staging_streaming_stores", &cuda::set_staging_streaming_stores);
-  m.def("_cuda_copy_into", [](nb::handle dst, nb::handle src) {
+  m.def("set_staging_threshold", &cuda::set_staging_threshold);
+  m.def("set_staging_streaming_stores", &cuda::set_staging_streaming_stores);
+  m.def("copy_into", [](nb::handle dst, nb::handle src) {
     copy_into(tensor_arg(dst, "dst"), tensor_arg(src, "src"));
   });
-  m.def("_cuda_time_malloc_free", &time_cuda_allocate_free, nb::arg("device"),
+  m.def("_time_malloc_free", &time_cuda_allocate_free, nb::arg("device"),
         nb::arg("nbytes"), nb::arg("repeat") = 100000,
         "Seconds per CUDA allocation+free through the backend, timed in C++ (benchmarks).");
 }

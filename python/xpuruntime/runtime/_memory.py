@@ -58,18 +58,18 @@ def memory_stats(device=None):
     ``num_alloc_retries`` counts OOMs recovered by freeing the cache, ``num_ooms`` the
     OutOfMemoryErrors raised.
     """
-    stats = _core._cuda_memory_stats(_device_index(device))
+    stats = _core._cuda.memory_stats(_device_index(device))
     return dict(sorted(stats.items()))
 
 
 def memory_summary(device=None):
     """A readable table of memory_stats()."""
-    return _core._cuda_memory_summary(_device_index(device))
+    return _core._cuda.memory_summary(_device_index(device))
 
 
 def memory_snapshot(device=None):
     """The caching allocator's segments and their blocks (address, size, state)."""
-    return _core._cuda_memory_snapshot(_device_index(device))
+    return _core._cuda.memory_snapshot(_device_index(device))
 
 
 def memory_allocated(device=None):
@@ -93,17 +93,17 @@ def max_memory_reserved(device=None):
 
 def empty_cache():
     """Gives the memory no tensor uses back to the driver (every device, and pinned buffers)."""
-    _core._cuda_empty_cache()
+    _core._cuda.empty_cache()
 
 
 def reset_peak_memory_stats(device=None):
     """Peaks restart from the current values."""
-    _core._cuda_reset_peak_memory_stats(_device_index(device))
+    _core._cuda.reset_peak_memory_stats(_device_index(device))
 
 
 def reset_accumulated_memory_stats(device=None):
     """The running totals (.allocated, .freed, num_*) restart from zero."""
-    _core._cuda_reset_accumulated_memory_stats(_device_index(device))
+    _core._cuda.reset_accumulated_memory_stats(_device_index(device))
 
 
 def set_per_process_memory_fraction(fraction, device=None):
@@ -113,7 +113,7 @@ def set_per_process_memory_fraction(fraction, device=None):
     """
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
         raise TypeError(f"fraction must be a float, not {type(fraction).__name__}")
-    _core._cuda_set_memory_fraction(_device_index(device), float(fraction))
+    _core._cuda.set_memory_fraction(_device_index(device), float(fraction))
 
 
 def set_per_process_memory_limit(nbytes, device=None):
@@ -124,7 +124,7 @@ def set_per_process_memory_limit(nbytes, device=None):
         raise TypeError(f"nbytes must be an int or None, not {type(nbytes).__name__}")
     if nbytes < 0:
         raise ValueError(f"nbytes must be >= 0, got {nbytes}")
-    _core._cuda_set_memory_limit(_device_index(device), nbytes)
+    _core._cuda.set_memory_limit(_device_index(device), nbytes)
 
 
 def set_allocator(kind):
@@ -133,36 +133,37 @@ def set_allocator(kind):
     allocation; the XPURUNTIME_CUDA_ALLOCATOR environment variable does the same."""
     if not isinstance(kind, str):
         raise TypeError(f"kind must be a string, not {type(kind).__name__}")
-    _core._cuda_set_allocator(kind)
+    _core._cuda.set_allocator(kind)
 
 
 def get_allocator():
     """"caching" or "stream_ordered"."""
-    return _core._cuda_allocator()
+    return _core._cuda.allocator()
 
 
 def record_stream(tensor, stream):
     """Marks tensor as used on stream (a ``Stream``, any object with ``__cuda_stream__``,
     or a CUstream handle as int): its memory is reused only after the work queued there
     before the tensor is freed has run."""
-    handle = stream
-    if hasattr(stream, "__cuda_stream__"):
-        handle = stream.__cuda_stream__()[1]
-    if isinstance(handle, bool) or not isinstance(handle, int):
-        raise TypeError("stream must be a Stream, have __cuda_stream__, or be a handle (int)")
-    _core._cuda_record_stream(tensor, handle)
+    if not isinstance(stream, _core.Stream):
+        if not hasattr(stream, "__cuda_stream__") and (
+                isinstance(stream, bool) or not isinstance(stream, int)):
+            raise TypeError("stream must be a Stream, have __cuda_stream__, or be a handle (int)")
+        device = tensor.device if isinstance(tensor, _core.Tensor) else None
+        stream = _core._cuda.ExternalStream(stream, device)
+    _core._cuda.record_stream(tensor, stream)
 
 
 def empty_pinned(shape, *, dtype=None, device=None):
     """A CPU tensor in pinned (page-locked) memory, for fast copies with device."""
     if dtype is None:
         dtype = _core.float32
-    return _core._cuda_empty_pinned(shape, dtype, _device_index(device))
+    return _core._cuda.empty_pinned(shape, dtype, _device_index(device))
 
 
 def pinned_memory_stats(device=None):
     """memory_stats() of the pinned host pool that serves device's copies."""
-    return dict(sorted(_core._cuda_pinned_memory_stats(_device_index(device)).items()))
+    return dict(sorted(_core._cuda.pinned_memory_stats(_device_index(device)).items()))
 
 
 class MemoryManager:
