@@ -702,7 +702,7 @@ def test_cuda_allocator_is_chosen_before_the_first_allocation():
 def test_cuda_private_pool():
     xrt.cuda.empty_cache()
     _core = xrt._core
-    _core._cuda.begin_private_pool(0, 42, 0)
+    _core._cuda.begin_private_pool(0, 42, xrt.cuda.current_stream(0))
     try:
         x = xrt.empty((1000,), dtype=xrt.float32, device="cuda:0")
     finally:

@@ -848,7 +848,7 @@ def test_explain_names_the_cufft_kernels():
 MISSING_CUFFT = """
 import numpy as np
 import xpuruntime as xrt
-xrt._core._cuda.set_search_paths([])  # cuFFT is opened on first use: hide the wheels
+xrt._core._cuda.set_library_finder(None)  # cuFFT is opened on first use: hide the wheels
 x = xrt.asarray(np.ones(8, np.complex64), device="cuda:0")
 try:
     xrt.fft.fft(x)

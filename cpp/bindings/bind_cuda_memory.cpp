@@ -67,6 +67,13 @@ void bind_cuda_memory(nb::module_& m) {  // m: the _cuda submodule
                        ", the stream belongs to " + stream.device().str());
     cuda::record_stream(*t.storage(), stream);
   }, nb::arg("tensor"), nb::arg("stream"));
+  // Graph-private pools (Note [Graph-private pools]); CUDAGraph brackets its captures with
+  // them in C++, tests call them directly.
+  m.def("begin_private_pool", [](int device, PoolId id, const Stream& stream) {
+    cuda::begin_private_pool(device, id, stream);
+  }, nb::arg("device"), nb::arg("pool"), nb::arg("stream"));
+  m.def("end_private_pool", &cuda::end_private_pool, nb::arg("device"), nb::arg("pool"));
+  m.def("release_private_pool", &cuda::release_private_pool, nb::arg("device"), nb::arg("pool"));
   m.def("empty_pinned", [](nb::handle shape, nb::handle dtype, int device) {
     return cuda::empty_pinned(int_tuple_arg(shape, "shape"), dtype_arg(dtype), device);
   });
