@@ -20,7 +20,8 @@ namespace {
 // Copies the bytes of src into dst (both contiguous, the same size, any devices).
 void copy_into(const Tensor& dst, const Tensor& src) {
   size_t nbytes = size_t(src.numel()) * src.itemsize();
-  if (!dst.is_contiguous() || !src.is_contiguous() || size_t(dst.numel()) * dst.itemsize() != nbytes)
+  if (!dst.is_contiguous() || !src.is_contiguous() ||
+      size_t(dst.numel()) * dst.itemsize() != nbytes)
     throw ValueError("copy_into needs two contiguous tensors of the same size in bytes");
   Device device = dst.device().is_cpu() ? src.device() : dst.device();
   if (device.is_cpu()) throw ValueError("copy_into copies to or from a CUDA tensor");

@@ -81,7 +81,9 @@ void bind_devices(nb::module_& m) {
   // Device(N) is CUDA device N, as in the design documents and torch.cuda; what the device
   // is (name, memory, capability) is added in Python (runtime/_device.py), read on demand.
   nb::class_<Device>(m, "Device", "A device: 'cpu', 'cuda:N', or N for 'cuda:N'.")
-      .def("__init__", [](Device* self, const std::string& text) { new (self) Device(Device::parse(text)); })
+      .def("__init__", [](Device* self, const std::string& text) {
+        new (self) Device(Device::parse(text));
+      })
       .def("__init__", [](Device* self, nb::handle index) {
         // An int only: nanobind would accept a bool (True meaning cuda:1) or an index object.
         if (!PyLong_CheckExact(index.ptr()))

@@ -44,7 +44,8 @@ class CpuBackend final : public Backend {
   void check_available() const override {}
   int device_count() const override { return 1; }
   void check_device(int index) const override {
-    if (index != 0) throw ValueError("cpu:" + std::to_string(index) + " does not exist (cpu:0 does)");
+    if (index != 0)
+      throw ValueError("cpu:" + std::to_string(index) + " does not exist (cpu:0 does)");
   }
   int current_device() const override { return 0; }
   void set_current_device(int index) const override { check_device(index); }
