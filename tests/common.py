@@ -115,3 +115,8 @@ def assert_tensor_equal(t, expected):
         actual, expected = actual.astype(np.float32), expected.astype(np.float32)
     np.testing.assert_array_equal(actual, expected, strict=True)
 
+
+
+def wide(a):
+    """a in the widest NumPy type of its kind, for float references."""
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)

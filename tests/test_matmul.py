@@ -5,7 +5,7 @@ it, and the errors. The tests that take the `device` fixture run on the CPU and 
 CUDA-only ones are marked cuda, and those with neither mark check what needs no GPU
 (registration, the policy's TF32 setting, the message when cuBLAS is missing). The CPU's
 pinned kernels and hypothesis tests of tensordot and vecdot are in test_dispatch.py and
-test_linalg.py."""
+test_linalg_products.py."""
 
 import json
 

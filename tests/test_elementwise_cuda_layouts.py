@@ -1,0 +1,235 @@
+"""tests/test_elementwise_cuda_layouts.py: elementwise functions on CUDA against the CPU
+for layouts (broadcasting, strides, negative strides, unaligned views, 0-d, empty, many
+dimensions, 64-bit offsets), in-place operators, Python scalars (host scalars in the kernel
+arguments, captured by value in graphs) and where.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import xpuruntime as xrt
+from common import COMPLEX, INTEGER
+from elementwise_cuda_helpers import CUDA, rng, _random, gpu, host, same, close, both
+
+
+# Exact functions, so that the layout alone decides (transcendental ones have their tests).
+LAYOUT_CASES = {
+    "transposed": lambda to, a, b: xrt.add(to(a).mT, to(b).mT),
+    "step slices": lambda to, a, b: xrt.multiply(to(a)[::2, 1::3], to(b)[1::2, ::3]),
+    "negative strides": lambda to, a, b: xrt.subtract(to(a)[::-1, ::-2], to(b)[:, ::2]),
+    "row broadcast": lambda to, a, b: xrt.divide(to(a), to(b)[0]),
+    "column broadcast": lambda to, a, b: xrt.copysign(to(a)[:, :1], to(b)),
+    "outer": lambda to, a, b: xrt.multiply(to(a)[:, 0][:, None], to(b)[0][None, :]),
+    "0-d and array": lambda to, a, b: xrt.divide(to(a)[2, 3], to(b)),
+    "0-d": lambda to, a, b: xrt.square(to(a)[1, 1]),
+    "0-d and 0-d": lambda to, a, b: xrt.maximum(to(a)[0, 0], to(b)[1, 2]),
+    "empty": lambda to, a, b: xrt.add(to(a)[:0], to(b)[:0]),
+    "empty broadcast": lambda to, a, b: xrt.add(to(a)[:, :0], to(b)[0, :0]),
+    "unaligned": lambda to, a, b: xrt.add(xrt.reshape(to(a), (-1,))[1:],
+                                          xrt.reshape(to(b), (-1,))[:-1]),
+    "unaligned unary": lambda to, a, b: xrt.negative(xrt.reshape(to(a), (-1,))[3:]),
+    "mixed dtypes": lambda to, a, b: xrt.add(to(a), xrt.astype(to(b), xrt.float16)),
+    "where": lambda to, a, b: xrt.where(to(a) > 0, to(a), to(b)),
+    "where broadcast": lambda to, a, b: xrt.where(to(a)[:, :1] > 0, to(b)[0], 0.5),
+    "where strided": lambda to, a, b: xrt.where(to(a).mT > to(b).mT, to(a).mT, -to(b).mT),
+    "clip": lambda to, a, b: xrt.clip(to(a), -0.5, to(b)[0]),
+}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(LAYOUT_CASES))
+def test_layouts(name):
+    a = rng.standard_normal((6, 9)).astype(np.float32)
+    b = rng.standard_normal((6, 9)).astype(np.float32)
+    got, want = both(lambda to: LAYOUT_CASES[name](to, a, b))
+    same(got, want)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "float32", "float64",
+                                   "complex64", "complex128"])
+@pytest.mark.parametrize("n", [1, 7, 4099, (1 << 20) + 5])
+def test_sizes_around_vector_and_grid_boundaries(dtype, n):
+    a, b = _random(dtype, n), _random(dtype, n)
+    for op in ("equal", "where") + (("logical_xor",) if dtype == "bool" else ("multiply",)):
+        if op == "where":
+            make = lambda to: xrt.where(to(a != b), to(a), to(b))  # noqa: E731
+        else:
+            make = lambda to: getattr(xrt, op)(to(a), to(b))  # noqa: E731
+        got, want = both(make)
+        same(got, want)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["int16", "float32", "complex128"])
+def test_many_dimensions(dtype):
+    """Shapes that stay 5-d and 10-d after collapsing (kernels beyond the cached ones)."""
+    for shape in [(2, 3, 2, 3, 2), (2,) * 10]:
+        a = _random(dtype, math.prod(shape)).reshape(shape)
+        b = _random(dtype, math.prod(shape)).reshape(shape)
+        axes = tuple(reversed(range(len(shape))))
+        got, want = both(lambda to: xrt.add(xrt.permute_dims(to(a), axes), to(b)[..., ::-1]))
+        same(got, want)
+
+
+@pytest.mark.cuda
+def test_offsets_beyond_32_bits():
+    """A view reaching past 2**31 bytes takes the 64-bit index kernel."""
+    big = xrt.zeros(((1 << 31) + 64,), dtype=xrt.uint8, device=CUDA)
+    view = big[:: 1 << 30]  # three elements, 2**30 bytes apart
+    view += xrt.asarray(np.array([1, 2, 3], dtype=np.uint8), device=CUDA)
+    got = view * 3
+    assert host(got).tolist() == [3, 6, 9]
+    assert host(big[(1 << 31) - 1: (1 << 31) + 1]).tolist() == [0, 3]
+
+
+INPLACE_CASES = {
+    "+=": lambda x, y: x.__iadd__(y),
+    "-= scalar": lambda x, y: x.__isub__(1.5),
+    "*= broadcast": lambda x, y: x.__imul__(y[0]),
+    "/=": lambda x, y: x.__itruediv__(y),
+    "**= scalar": lambda x, y: x.__ipow__(3),
+    "//=": lambda x, y: x.__ifloordiv__(y),
+    "%=": lambda x, y: x.__imod__(y),
+}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(INPLACE_CASES))
+@pytest.mark.parametrize("view", ["whole", "strided"])
+def test_inplace_operators(name, view):
+    a = rng.standard_normal((4, 6))
+    b = rng.standard_normal((4, 6)) + 3
+
+    def make(to):
+        x, y = to(a), to(b)
+        target = x if view == "whole" else x[:, ::2]
+        INPLACE_CASES[name](target, y if view == "whole" else y[:, ::2])
+        return x
+    got, want = both(make)
+    (close if "**" in name else same)(got, want)
+
+
+@pytest.mark.cuda
+def test_inplace_integer_and_bool_operators():
+    a = rng.integers(-100, 100, (5, 8)).astype(np.int32)
+    b = rng.integers(1, 9, (5, 8)).astype(np.int32)
+
+    def make(to):
+        x, y = to(a), to(b)
+        x <<= y
+        x ^= 5
+        x >>= 1
+        m = to(a > 0)
+        m &= to(b > 4)
+        m |= to(a < -90)
+        return xrt.where(m, x, -x)
+    got, want = both(make)
+    same(got, want)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int64", "float16", "bfloat16", "float32",
+                                   "complex64"])
+def test_python_scalars(dtype):
+    a = _random(dtype, 50)
+    int_ok = dtype not in COMPLEX
+
+    def make(to):
+        x = to(a)
+        results = [x + 1, 2 * x, x - 3, x == 0, x ** 2]
+        if int_ok:
+            results += [x // 3, x % 5, x > 1]
+        if dtype not in INTEGER:
+            results += [x * 0.5, 1.5 / x]
+        return results
+    for i, (got, want) in enumerate(zip(*both(make))):
+        (close if i == 4 else same)(got, want)  # x ** 2 is pow
+
+
+@pytest.mark.cuda
+def test_where_every_dtype_and_scalar_branches():
+    for dtype in ("bool", "int8", "uint16", "int32", "float16", "bfloat16", "float64",
+                  "complex64", "complex128"):
+        x, y = _random(dtype, 300), _random(dtype, 300)
+        c = rng.integers(0, 2, 300).astype(bool)
+        same(*both(lambda to: xrt.where(to(c), to(x), to(y))))
+        same(*both(lambda to: xrt.where(to(c)[::-2], xrt.reshape(to(x)[::2], (1, -1)),
+                                        to(y)[0])))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["bool", "uint64", "int64", "float16", "float64",
+                                   "complex128"])
+def test_host_scalars_ride_in_the_arguments(dtype):
+    """Note [Host scalars]: a Python scalar is not made a device array; every layout reads
+    its value from the launch's arguments (16 bytes for complex128)."""
+    a = _random(dtype, 4099)
+    if dtype == "bool":
+        s = True
+    elif dtype in ("uint64", "int64"):
+        s = (1 << 62) + 3 if dtype == "uint64" else -(1 << 61) - 7
+    elif dtype == "complex128":
+        s = complex(1.0 / 3.0, -2.5e-300)
+    else:
+        s = 1.0 / 3.0
+    op = xrt.logical_xor if dtype == "bool" else xrt.add
+
+    def make(to):
+        x = to(a)
+        m = xrt.reshape(x[:4096], (64, 64))
+        return [op(x, s), op(s, x),                 # dense, both sides, vectorised
+                op(x[1:], s),                      # unaligned: one element per load
+                op(m.mT, s), op(s, m[::2, ::-3]),  # strided kernels
+                op(x[5], s), op(s, x[5])]          # 0-d: one element
+    for got, want in zip(*both(make)):
+        same(got, want)
+    with xrt.explain() as log:
+        op(gpu(a), s)
+    assert log.kernels(op.__name__) == ["nvrtc"]
+
+
+@pytest.mark.cuda
+def test_host_scalars_in_place_and_operators():
+    a = rng.standard_normal((8, 10)).astype(np.float32)
+
+    def make(to):
+        x = to(a)
+        v = x[:, ::3]
+        v += 2.5        # strided in place
+        x *= 0.5        # dense in place
+        y = 1 - x       # reflected
+        z = 2 ** x[0]   # reflected pow
+        w = x[1, 1]
+        w -= 4          # 0-d in place
+        return [x, y, z, w, x > 0.25, 3 % (x + 10.0)]
+    for got, want in zip(*both(make)):
+        close(got, want)
+
+
+@pytest.mark.cuda
+def test_a_cpu_array_with_a_cuda_array_is_still_an_error():
+    x = xrt.ones(4, device=CUDA)
+    for other in (xrt.asarray(1.0), xrt.ones(4)):
+        with pytest.raises(ValueError, match="different devices"):
+            x + other
+        with pytest.raises(ValueError, match="different devices"):
+            other * x
+        with pytest.raises(ValueError, match="different devices"):
+            x += other
+
+
+@pytest.mark.cuda
+def test_host_scalars_are_captured_by_value_in_graphs():
+    x = xrt.arange(16, dtype=xrt.float32, device=CUDA)
+    g = xrt.cuda.CUDAGraph()
+    with xrt.cuda.graph(g):
+        y = x * 3.0 + 1.0
+    for _ in range(2):
+        x += 1.0  # the graph reads x's memory, and keeps the scalars it was captured with
+        xrt.cuda.synchronize()
+        g.replay()
+        xrt.cuda.synchronize()
+        np.testing.assert_array_equal(host(y), host(x) * 3 + 1)
