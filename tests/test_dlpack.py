@@ -655,3 +655,12 @@ def test_jax_round_trip_is_zero_copy(jax):
     b = jnp.from_dlpack(y)
     assert b.unsafe_buffer_pointer() == data_pointer(y)
     np.testing.assert_array_equal(np.asarray(b), host)
+
+
+def test_a_cpu_tensor_takes_no_stream():
+    """The standard: stream must be None for host memory; the check comes before any work."""
+    t = xrt.asarray(np.arange(3.0))
+    for stream in (1, -1, "1"):
+        with pytest.raises(ValueError, match="stream must be None for a cpu tensor"):
+            t.__dlpack__(stream=stream)
+    assert t.__dlpack__(stream=None, max_version=(1, 0)) is not None

@@ -120,7 +120,7 @@ void bind_devices_api(nb::module_& m) {
 void bind_streams(nb::module_& m, nb::module_& core) {
   nb::class_<Stream> stream = nb::borrow<nb::class_<Stream>>(core.attr("Stream"));
   stream.def_prop_ro_static("null", [](nb::handle) {
-    return default_stream(Device{DeviceType::CUDA, static_cast<int16_t>(cuda_index(nb::none()))});
+    return default_stream(Device::cuda(cuda_index(nb::none())));
   }, "The legacy default stream of the current device.");
   stream.def_prop_ro_static("ptds", [](nb::handle) {
     return cuda::per_thread_default_stream(cuda_index(nb::none()));
@@ -184,7 +184,7 @@ void bind_cuda(nb::module_& m, nb::module_& c) {
   bind_fft_plans(c);
   c.def("_dlpack_stream_number", [](int device) {
     return backend(DeviceType::CUDA).dlpack_stream_number(
-        Device{DeviceType::CUDA, static_cast<int16_t>(device)});
+        Device::cuda(device));
   }, nb::arg("device"), "The DLPack stream number of device's current stream (1: legacy default).");
   c.def("_svd_jacobi_max_sweeps", &cuda::set_svd_jacobi_max_sweeps, nb::arg("sweeps"),
         "Sets the SVD's Jacobi sweep limit (0: cuSOLVER's default) and returns the previous "

@@ -21,7 +21,7 @@ std::string hex(uintptr_t v) {
 /// torch.cuda.Stream() means), an int (a CUDA index), "cpu", "cuda:N" or a Device.
 Device runtime_device(nb::handle obj) {
   if (obj.is_none() || (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())))
-    return Device{DeviceType::CUDA, static_cast<int16_t>(cuda_index(obj))};
+    return Device::cuda(cuda_index(obj));
   Device d = *optional_device_arg(obj);
   backend(d).check_device(d.index);
   return d;

@@ -95,7 +95,7 @@ void bind_devices(nb::module_& m) {
           throw ValueError("a CUDA device index is in [0, 32767], got " +
                            std::string(nb::str(index).c_str()));
         }
-        new (self) Device{DeviceType::CUDA, static_cast<int16_t>(n)};
+        new (self) Device(Device::cuda(n));
       }, nb::arg("index"))
       .def("__init__", [](Device* self, const std::string& type, int index) {
         new (self) Device(Device::parse(type + ":" + std::to_string(index)));

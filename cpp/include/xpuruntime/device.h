@@ -19,6 +19,8 @@ struct Device {
   std::string str() const;
   /// Parses "cpu", "cpu:0", "cuda", "cuda:N"; ValueError otherwise.
   static Device parse(std::string_view text);
+  /// CUDA device `index` ("cuda:N"); no check that it exists.
+  static Device cuda(int index) { return Device{DeviceType::CUDA, static_cast<int16_t>(index)}; }
   /// DLPack device type code (kDLCPU = 1, kDLCUDA = 2).
   int32_t dlpack_type() const { return type == DeviceType::CPU ? 1 : 2; }
 };

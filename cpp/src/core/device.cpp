@@ -27,7 +27,7 @@ Device Device::parse(std::string_view text) {
                                      std::string(text) + "')");
     return kCPU;
   }
-  if (kind == "cuda") return Device{DeviceType::CUDA, static_cast<int16_t>(index)};
+  if (kind == "cuda") return Device::cuda(index);
   throw ValueError("unknown device '" + std::string(text) +
                    "': expected 'cpu', 'cuda' or 'cuda:N'");
 }

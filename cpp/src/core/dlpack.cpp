@@ -92,7 +92,7 @@ Device device_from_dlpack(int32_t type, int32_t id) {
       return kCPU;
     case kDLCUDA:
     case kDLCUDAManaged:
-      return Device{DeviceType::CUDA, static_cast<int16_t>(id)};
+      return Device::cuda(id);
     default:
       throw BufferError("DLPack device type " + std::to_string(type) +
                         " is not supported (xpuruntime addresses CPU and CUDA memory)");

@@ -83,7 +83,6 @@ void free_stream_ordered(void*, void* context) {
   }
 }
 
-Device cuda_device(int device) { return Device{DeviceType::CUDA, static_cast<int16_t>(device)}; }
 
 }  // namespace
 
@@ -124,12 +123,12 @@ std::shared_ptr<Storage> allocate_storage(size_t nbytes, int device, CUstream st
   if (!allocated.load(std::memory_order_relaxed)) allocated.store(true);
   if (kind == AllocatorKind::StreamOrdered) {
     StreamOrderedAllocator::Block* block = stream_ordered(device).allocate(nbytes, stream);
-    return Storage::wrap(reinterpret_cast<void*>(block->ptr), nbytes, cuda_device(device),
+    return Storage::wrap(reinterpret_cast<void*>(block->ptr), nbytes, Device::cuda(device),
                          &free_stream_ordered, block, false);
   }
   // Note: a borrowed Stream (no owner), so the hot path copies no reference count.
-  CachedBlock* block = caching(device).allocate(nbytes, Stream(cuda_device(device), stream));
-  return Storage::wrap(CachingAllocator::data(block), nbytes, cuda_device(device),
+  CachedBlock* block = caching(device).allocate(nbytes, Stream(Device::cuda(device), stream));
+  return Storage::wrap(CachingAllocator::data(block), nbytes, Device::cuda(device),
                        &free_cached, block, false);
 }
 
@@ -233,7 +232,7 @@ void release_private_pool(int device, PoolId id) {
 
 // The graph helper's names for the private pools (cuda/graph.cpp).
 void begin_capture_pool(int device, uint64_t graph_id, CUstream stream) {
-  begin_private_pool(device, graph_id, Stream(cuda_device(resolve(device)), stream));
+  begin_private_pool(device, graph_id, Stream(Device::cuda(resolve(device)), stream));
 }
 
 void end_capture_pool(int device, uint64_t graph_id) { end_private_pool(device, graph_id); }

@@ -215,7 +215,7 @@ bool radix_sort_encoded(int device, DType dtype, const void* values, int64_t n, 
   if (n == 0) return true;
   OnesweepRows rows{static_cast<const char*>(values), static_cast<char*>(keys), nullptr,
                     positions, static_cast<char*>(spare_keys), spare_positions, false, 1, n,
-                    Device{DeviceType::CUDA, static_cast<int16_t>(device)},
+                    Device::cuda(device),
                     current_stream(device)};
   onesweep_sort(encoded_kind(dtype, positions != nullptr), rows, shape);
   return true;

@@ -17,7 +17,7 @@ namespace {
 const Stream kHostStream(kCPU, reinterpret_cast<NativeStream>(~uintptr_t{0}));
 
 Stream copy_stream(int device, CUstream stream) {
-  return Stream(Device{DeviceType::CUDA, static_cast<int16_t>(device)}, stream);
+  return Stream(Device::cuda(device), stream);
 }
 
 struct PinnedPool {

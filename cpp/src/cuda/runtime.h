@@ -25,7 +25,4 @@ void set_current_stream(int device, CUstream stream);
 /// Sets the calling thread's current device (see use_device for the public form).
 void set_current_device(int device);
 
-/// Resolves a Device's index (checks it exists).
-inline int index_of(Device device) { return device.index; }
-
 }  // namespace xrt::cuda

@@ -275,7 +275,7 @@ int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n,
     // The input buffers serve as the sort's second intermediate buffers.
     OnesweepRows pairs{b.keys[0], b.keys[1], index_in, reinterpret_cast<uint32_t*>(b.index[1]),
                        b.keys[0], index_in, false, rows, n,
-                       Device{DeviceType::CUDA, static_cast<int16_t>(device)},
+                       Device::cuda(device),
                        current_stream(device)};
     onesweep_sort(kind, pairs, shape);
     return 1;
@@ -286,7 +286,7 @@ int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n,
     throw UnsupportedOperationError("radix sort on CUDA: too many tiles for one launch");
   CUstream stream = current_stream(device);
   Tensor counts = device_scratch(rows * kBuckets * tiles * 4,
-                                 Device{DeviceType::CUDA, static_cast<int16_t>(device)});
+                                 Device::cuda(device));
   char* counts_ptr = counts.data();
   const char* key = wide ? "radix/64" : "radix/32";
   auto fn = [&](const char* name) {

@@ -98,12 +98,12 @@ Stream create_stream(int device, int priority) {
     }
   }
   if (!handle) XRT_CU(cuStreamCreateWithPriority, &handle, CU_STREAM_NON_BLOCKING, p);
-  return Stream(device_of(device), handle,
+  return Stream(Device::cuda(device), handle,
                 std::make_shared<Owner>(PooledHandle{handle, device, p}));
 }
 
 Stream borrow_stream(int device, CUstream handle) {
-  return Stream(device_of(device), handle == CU_STREAM_LEGACY ? nullptr : handle);
+  return Stream(Device::cuda(device), handle == CU_STREAM_LEGACY ? nullptr : handle);
 }
 
 int stream_priority(const Stream& stream) {
@@ -166,7 +166,7 @@ Stream current(int device) {
   CUstream raw = current_stream(device);
   Stream& s = current_objects[device];
   // Someone may have set the raw stream without us (set_current_stream): borrow it then.
-  if (native(s) != raw || s.device() != device_of(device)) s = borrow_stream(device, raw);
+  if (native(s) != raw || s.device() != Device::cuda(device)) s = borrow_stream(device, raw);
   return s;
 }
 

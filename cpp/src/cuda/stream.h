@@ -10,7 +10,6 @@
 
 namespace xrt::cuda {
 
-inline Device device_of(int index) { return Device{DeviceType::CUDA, static_cast<int16_t>(index)}; }
 /// The CUstream behind a Stream of a CUDA device.
 inline CUstream native(const Stream& stream) { return static_cast<CUstream>(stream.handle()); }
 

@@ -71,22 +71,23 @@ Stream create_stream(Device device, int priority = 0);
 
 /// `with stream:`: while alive, stream and its device are the calling thread's current
 /// ones; the previous ones come back at destruction. Scopes nest per thread.
-class StreamGuard {
- public:
-  explicit StreamGuard(const Stream& stream);
-  ~StreamGuard();
-  StreamGuard(const StreamGuard&) = delete;
-  StreamGuard& operator=(const StreamGuard&) = delete;
-
- private:
-  Stream previous_;
-  int previous_device_;
-};
-
-/// The enter and exit of StreamGuard as two calls, for Python's `with` (ValueError for an
-/// exit without an enter).
+/// enter_stream_scope and exit_stream_scope are its two halves, for Python's `with`
+/// (ValueError for an exit without an enter).
 void enter_stream_scope(const Stream& stream);
 void exit_stream_scope();
+
+class StreamGuard {
+ public:
+  explicit StreamGuard(const Stream& stream) { enter_stream_scope(stream); }
+  ~StreamGuard() {
+    try {
+      exit_stream_scope();
+    } catch (...) {
+    }
+  }
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+};
 
 }  // namespace xrt
 

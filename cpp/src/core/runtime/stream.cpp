@@ -52,23 +52,6 @@ thread_local std::vector<Scope> scopes;
 
 }  // namespace
 
-StreamGuard::StreamGuard(const Stream& stream) {
-  const Backend& b = backend(stream.device());
-  previous_ = b.current_stream(stream.device());
-  previous_device_ = b.current_device();
-  b.set_current_device(stream.device().index);
-  b.set_current_stream(stream);
-}
-
-StreamGuard::~StreamGuard() {
-  try {
-    const Backend& b = backend(previous_.device());
-    b.set_current_stream(previous_);
-    b.set_current_device(previous_device_);
-  } catch (...) {
-  }
-}
-
 void enter_stream_scope(const Stream& stream) {
   const Backend& b = backend(stream.device());
   scopes.push_back({b.current_stream(stream.device()), b.current_device()});
