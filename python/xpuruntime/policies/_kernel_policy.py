@@ -61,6 +61,9 @@ class KernelPolicy(_core._KernelPolicy):
     def from_dict(cls, data):
         if not isinstance(data, dict):
             raise ValueError("a kernel policy is a JSON object")
+        if data.get("schema") == "xpuruntime.Policy/1":  # Note [One policy file]
+            section = data.get("kernel_policy")
+            return cls() if section is None else cls.from_dict(section)
         schema = data.get("schema", _SCHEMA)
         if schema != _SCHEMA:
             raise ValueError(f"unknown kernel policy schema {schema!r} (expected {_SCHEMA!r})")
