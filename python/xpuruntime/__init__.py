@@ -6,7 +6,8 @@
 
 The package: ``_array_api/`` (with ``linalg`` and ``fft``) is the Array API namespace,
 ``runtime/`` devices, streams, events and memory (``cuda`` shows them with PyTorch's names),
-``policies/`` the kernel policy; ``_core`` is the native extension, ``_loader`` finds what it
+``policies/`` the kernel and execution policies, ``inference/`` sessions over ONNX engines;
+``_core`` is the native extension, ``_loader`` finds what it
 loads.
 """
 
@@ -99,6 +100,7 @@ from ._array_api._dtypes import (  # noqa: E402,F401
 )
 from .policies import (  # noqa: E402,F401
     Decision,
+    ExecutionPolicy,
     ExplainLog,
     KernelPolicy,
     decisions,
@@ -146,3 +148,5 @@ from ._array_api._info import __array_namespace_info__  # noqa: E402,F401
 _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
 
 from . import linalg  # noqa: E402,F401
+from . import inference  # noqa: E402,F401
+from .inference import EngineRegistry, InferenceSession  # noqa: E402,F401

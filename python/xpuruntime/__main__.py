@@ -1,5 +1,6 @@
-"""python/xpuruntime/__main__.py: ``python -m xpuruntime info``, what this installation is
-and what it found."""
+"""python/xpuruntime/__main__.py: ``python -m xpuruntime info`` (what this installation is
+and what it found), ``run`` and ``bench`` (inference from the command line, ``inference/_cli.py``).
+"""
 
 import os
 import platform
@@ -38,7 +39,41 @@ def info():
         s = st[lib] if lib in st else _core._cuda.library_status(lib)
         where = f"{s['path']} ({s['found_via']})" if s["found"] else f"not found ({s['reason']})"
         lines.append(f"  {lib:<11} {where}")
+    lines += _engine_lines(xrt)
     return "\n".join(lines)
+
+
+def _engine_lines(xrt):
+    lines = ["inference engines (engine: usable on cpu / cuda:0 / npu)"]
+    targets = [xrt.inference.parse_target(d) for d in ("cpu", "cuda:0", "npu")]
+    status = [xrt.EngineRegistry.status(t) for t in targets]
+    for name in xrt.EngineRegistry.names():
+        cls = xrt.EngineRegistry.get(name)
+        cells = []
+        for target, st in zip(targets, status):
+            if target.kind not in cls.kinds:
+                continue
+            reason = st[name]
+            cells.append(f"{target}: " + ("yes" if reason is None else f"no ({reason})"))
+        untested = "" if cls.tested_here else "  [untested on this project's machines]"
+        lines.append(f"  {name:<11} " + "; ".join(cells) + untested)
+        version = _engine_version(name)
+        if version:
+            lines.append(f"  {'':<11} version {version}")
+    return lines
+
+
+def _engine_version(name):
+    import importlib
+
+    module = {"onnxruntime": "onnxruntime", "openvino": "openvino", "tensorrt": "tensorrt",
+              "qnn": None, "native": None}.get(name)
+    if module is None:
+        return None
+    try:
+        return importlib.import_module(module).__version__
+    except Exception:
+        return None
 
 
 def _finder():
@@ -74,7 +109,21 @@ def main(argv=None):
     if argv[:1] in ([], ["info"]):
         print(info())
         return 0
-    print("usage: python -m xpuruntime info", file=sys.stderr)
+    if argv[0] in ("run", "bench"):
+        from xpuruntime.inference import _cli
+
+        try:
+            return (_cli.run_main if argv[0] == "run" else _cli.bench_main)(argv[1:])
+        except (ValueError, TypeError, OSError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        except Exception as e:  # the XpuRuntimeError family: a sentence, not a traceback
+            if type(e).__module__.startswith("xpuruntime"):
+                print(f"error: {e}", file=sys.stderr)
+                return 1
+            raise
+    print("usage: python -m xpuruntime info | run MODEL [options] | bench MODEL [options]",
+          file=sys.stderr)
     return 2
 
 

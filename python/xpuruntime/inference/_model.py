@@ -75,6 +75,25 @@ class Model:
                 return entry.version
         return 0
 
+    def io(self):
+        """``(inputs, outputs)`` as TensorInfo from the graph (initializers that old models
+        also list as inputs are not inputs)."""
+        from ._engine import TensorInfo
+        from ._types import DTYPE_OF_ONNX
+
+        graph = self.proto.graph
+        weights = {init.name for init in graph.initializer}
+
+        def info(value):
+            tensor = value.type.tensor_type
+            dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                         for d in tensor.shape.dim)
+            return TensorInfo(value.name, DTYPE_OF_ONNX.get(tensor.elem_type), dims,
+                              tensor.elem_type)
+
+        return (tuple(info(v) for v in graph.input if v.name not in weights),
+                tuple(info(v) for v in graph.output))
+
     def _check(self):
         # Parse once so a malformed or truncated file fails with a reason here instead of a
         # protobuf error deep inside an engine. Without the onnx package, engines check.

@@ -1,0 +1,425 @@
+"""python/xpuruntime/inference/engines/onnxruntime.py: the ONNX Runtime engine, on its CPU
+provider (the embedded default) and its CUDA provider, with IO bound by pointer to our Tensors.
+
+Note [ORT IO binding]: inputs are bound by data pointer (``IOBinding.bind_input``), so ORT
+reads our memory where it is. Outputs are bound to Tensors we allocate (our caching allocator
+on CUDA) whenever their shapes are known: from the model when fixed, else learned from an
+earlier run with the same input shapes. An output whose shape we cannot know is left to ORT's
+allocator and handed over through DLPack, still without a copy. If ORT refuses a bound output
+(its shape depends on the data), the run is repeated with that output left to ORT, and it is
+never pre-bound again. A binding is remade only for inputs whose pointer, shape or dtype
+changed since the last run.
+
+Note [ORT on our stream]: on CUDA, ORT's compute stream is fixed when the session is built
+(``user_compute_stream``) and ORT ignores a 0 handle, so the engine gives ORT a stream of its
+own and orders it against the caller's current stream with two events per run: ORT waits for
+everything queued before ``run`` (producers of the inputs included, whichever library queued
+them: ORT itself never waits, its issues #26609 and #10299), and the caller's stream waits for
+ORT before anything reads the outputs. Run is made asynchronous
+(``disable_synchronize_execution_providers``): the host does not wait for the GPU.
+Inputs are marked as used on ORT's stream, so the caching allocator does not hand their
+memory to someone else while ORT may still read it.
+"""
+
+import os
+import tempfile
+
+from ... import _core
+from .._engine import Engine, TensorInfo, missing_package, register_engine
+from .._precision import convert_float_model, precision_onnx_type
+from .._types import DTYPE_OF_ONNX, ONNX_OF_DTYPE, ONNX_OF_ORT_NAME
+
+_GRAPH_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
+                 "basic": "ORT_ENABLE_BASIC", "none": "ORT_DISABLE_ALL"}
+
+
+def _import_ort(extra):
+    try:
+        import onnxruntime
+    except ImportError:
+        raise missing_package("onnxruntime", "onnxruntime", extra) from None
+    return onnxruntime
+
+
+def _has_ort():
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@register_engine
+class OnnxRuntimeEngine(Engine):
+    """ONNX Runtime: the CPU provider everywhere, the CUDA provider where onnxruntime-gpu is
+    installed (Note [ORT IO binding], Note [ORT on our stream])."""
+
+    name = "onnxruntime"
+    extra = "onnx-gpu"   # the CPU build comes with xpuruntime; the GPU build is this extra
+    kinds = ("cpu", "cuda")
+    auto_rank = {"cpu": 0, "cuda": 1}
+    provider = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
+    precision_by_provider = False   # True: provider options carry the precision (QNN)
+
+    @classmethod
+    def probe(cls, target):
+        if not _has_ort():
+            return "the 'onnxruntime' package is not installed (pip install onnxruntime)"
+        import onnxruntime as ort
+        wanted = cls.provider[target.kind]
+        if wanted not in ort.get_available_providers():
+            return (f"this onnxruntime build has no {wanted} (install the GPU build: "
+                    f"pip install xpuruntime[{cls.extra}])")
+        if target.kind == "cuda":
+            status = _core._cuda.status()
+            if not status["available"]:
+                return f"CUDA is not available: {status['reason']}"
+            if target.index >= status["device_count"]:
+                return f"there is no {target} ({status['device_count']} CUDA devices)"
+        return None
+
+    def __init__(self, model, target, kernel_policy, exec_policy):
+        super().__init__(model, target, kernel_policy, exec_policy)
+        ort = _import_ort("onnx-gpu" if target.kind == "cuda" else "onnxruntime")
+        self._ort = ort
+        self._stream = None
+        self._tmp = None
+        options = self._session_options(ort)
+        source = self._model_source(ort)
+        self._sess = self._create(ort, source, options)
+        self._describe_io()
+        self._binding = self._sess.io_binding()
+        self._c = _NativeCalls(ort, self._sess, self._binding, target)
+        self._bound = {}            # input name -> (pointer, shape, dtype) bound last
+        self._out_shapes = {}       # input shapes -> output shapes learned from a run
+        self._data_dependent = set()
+        self._run_options = ort.RunOptions()
+        if target.kind == "cuda":
+            self._run_options.add_run_config_entry("disable_synchronize_execution_providers",
+                                                   "1")
+        self._device_type = "cuda" if target.kind == "cuda" else "cpu"
+        self._device_id = target.index if target.kind == "cuda" else 0
+        self._profile_file = None
+
+    # Building.
+
+    def _session_options(self, ort):
+        policy = self.exec_policy
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.graph_optimization_level = getattr(ort.GraphOptimizationLevel,
+                                                   _GRAPH_LEVELS[policy.graph_optimization])
+        if policy.threads is not None:
+            options.intra_op_num_threads = policy.threads
+            options.inter_op_num_threads = 1
+            self.notes.append(f"intra_op_num_threads={policy.threads}")
+        if policy.profile:
+            options.enable_profiling = True
+            options.profile_file_prefix = os.path.join(tempfile.gettempdir(), "xrt_ort_profile")
+        self._static_dims = policy.input_shapes
+        if policy.static_shape and not policy.input_shapes:
+            self.notes.append("static_shape without input_shapes: outputs are planned from the "
+                              "first run's shapes; ORT keeps its shape-generic graph")
+        options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+        if policy.allocator != "engine" and self.target.kind == "cpu":
+            self.notes.append("CPU outputs are Tensors of xpuruntime's allocator where their "
+                              "shapes are known; ORT's arena holds its intermediates")
+        if policy.performance_hint != "latency":
+            self.unhonoured.append("performance_hint='throughput' is OpenVINO's; ONNX Runtime "
+                                   "runs one request at a time (raise threads instead)")
+        return options
+
+    def _model_source(self, ort):
+        """The model as ORT should load it: the path or bytes as given, or a converted copy
+        when the policy's precision asks for one this provider can run."""
+        precision = self.exec_policy.precision
+        source = self.model.path or self.model.bytes
+        if precision == "fp32" or self.precision_by_provider:
+            return self._with_static_dims(source)
+        if precision in ("fp16", "bf16"):
+            if self.target.kind == "cpu":
+                self.unhonoured.append(
+                    f"precision={precision!r}: ONNX Runtime's CPU provider has {precision} "
+                    "kernels for few operators on x86, so the model runs in fp32")
+                return self._with_static_dims(source)
+            proto = convert_float_model(self.model.proto, precision_onnx_type(precision))
+            self.notes.append(f"converted the model's float32 weights and activations to "
+                              f"{precision} (inputs and outputs keep their types)")
+            self._converted = precision
+            return self._with_static_dims(proto.SerializeToString())
+        # int8: dynamic quantization of the weights (MatMul/Gemm become integer ops).
+        if self.target.kind != "cpu":
+            self.unhonoured.append("precision='int8': ONNX Runtime's CUDA provider has no "
+                                   "dynamically quantized kernels; the model runs in fp32")
+            return self._with_static_dims(source)
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        self._tmp = self._tmp or tempfile.TemporaryDirectory(prefix="xrt-ort-")
+        out = os.path.join(self._tmp.name, "model.int8.onnx")
+        quantize_dynamic(self.model.proto, out, weight_type=QuantType.QInt8)
+        self.notes.append("precision='int8': weights quantized to int8 by ONNX Runtime's "
+                          "quantize_dynamic (activations quantized per run)")
+        return self._with_static_dims(out)
+
+    def _with_static_dims(self, source):
+        dims = self._static_dims
+        if not dims:
+            return source
+        proto = self._load_proto(source)
+        for value in proto.graph.input:
+            shape = dims.get(value.name)
+            if shape is None:
+                continue
+            have = value.type.tensor_type.shape.dim
+            if len(have) != len(shape):
+                raise ValueError(f"ExecutionPolicy input_shapes[{value.name!r}] has rank "
+                                 f"{len(shape)}, the model's input has rank {len(have)}")
+            for dim, size in zip(have, shape):
+                if dim.HasField("dim_value") and dim.dim_value != size:
+                    raise ValueError(f"ExecutionPolicy input_shapes[{value.name!r}]={shape} "
+                                     f"contradicts the model's fixed dimension {dim.dim_value}")
+                dim.Clear()
+                dim.dim_value = size
+        self.notes.append(f"static shapes from the policy: {dims}")
+        return proto.SerializeToString()
+
+    def _load_proto(self, source):
+        if source is self.model.path or source is self.model.bytes:
+            import copy
+            return copy.deepcopy(self.model.proto)
+        import onnx
+        return onnx.load_from_string(source) if isinstance(source, bytes) else onnx.load(source)
+
+    def _create(self, ort, source, options):
+        providers = self._providers()
+        try:
+            sess = ort.InferenceSession(source, sess_options=options, providers=providers)
+        except Exception as e:
+            if getattr(self, "_converted", None):
+                # The provider lacks a kernel for the converted types: say so, run fp32.
+                self.unhonoured.append(f"precision={self._converted!r}: ONNX Runtime could not "
+                                       f"build the converted model ({_first_line(e)}); the "
+                                       "model runs in fp32")
+                self.notes.pop()
+                self._converted = None
+                source = self._with_static_dims(self.model.path or self.model.bytes)
+                sess = ort.InferenceSession(source, sess_options=options, providers=providers)
+            else:
+                raise _core.XpuRuntimeError(f"ONNX Runtime could not load the model: "
+                                            f"{_first_line(e)}") from None
+        sess.disable_fallback()
+        used = sess.get_providers()
+        if self.provider[self.target.kind] not in used:
+            raise _core.XpuRuntimeError(f"ONNX Runtime did not enable "
+                                        f"{self.provider[self.target.kind]} (it enabled "
+                                        f"{', '.join(used)})")
+        return sess
+
+    def _providers(self):
+        if self.target.kind == "cpu":
+            return ["CPUExecutionProvider"]
+        device = self.target.device
+        self._stream = _core._cuda.Stream(device)
+        self._ready = _core._cuda.Event()
+        self._done = _core._cuda.Event()
+        options = {"device_id": str(self.target.index),
+                   "user_compute_stream": str(self._stream.ptr),
+                   "do_copy_in_default_stream": "0"}
+        if self.exec_policy.cuda_graphs:
+            options["enable_cuda_graph"] = "1"
+            self.notes.append("CUDA graphs: ORT captures the first run and replays it (inputs "
+                              "must keep their addresses between runs)")
+        if self.exec_policy.allocator != "engine":
+            self.unhonoured.append(
+                f"allocator={self.exec_policy.allocator!r}: outputs come from xpuruntime's "
+                "allocator, but ORT's CUDA arena still holds its intermediates (its Python "
+                "API cannot take an external allocator)")
+        return [("CUDAExecutionProvider", options), "CPUExecutionProvider"]
+
+    def _describe_io(self):
+        def info(arg):
+            code = ONNX_OF_ORT_NAME.get(arg.type, 0)
+            shape = tuple(d if isinstance(d, (int, str)) else None for d in (arg.shape or ()))
+            shape = tuple(None if d == "" else d for d in shape)
+            return TensorInfo(arg.name, DTYPE_OF_ONNX.get(code), shape, code)
+        self.inputs = tuple(info(a) for a in self._sess.get_inputs())
+        self.outputs = tuple(info(a) for a in self._sess.get_outputs())
+        self._out_info = {o.name: o for o in self.outputs}
+        self._fixed_out = {o.name: o.shape for o in self.outputs
+                           if all(isinstance(d, int) and d >= 0 for d in o.shape)}
+
+    # Running.
+
+    def run(self, feeds, output_names):
+        bound = self._bound
+        bind_input = self._c.bind_input
+        for name, t in feeds.items():
+            key = (t._data_ptr(), t.shape, t.dtype)
+            if bound.get(name) != key:
+                bind_input(name, ONNX_OF_DTYPE[t.dtype], t.shape, key[0])
+                bound[name] = key
+        shapes_key = tuple([t.shape for t in feeds.values()])
+        learned = self._out_shapes.get(shapes_key)
+        if self._stream is not None:
+            current = _core._cuda.current_stream(self.target.device)
+            self._ready.record(current)
+            self._stream.wait_event(self._ready)
+        results = self._run_bound(output_names, learned)
+        if self._stream is not None:
+            self._done.record(self._stream)
+            current.wait_event(self._done)
+            for t in feeds.values():
+                _core._cuda.record_stream(t, self._stream)
+        if learned is None and not self._data_dependent:
+            self._out_shapes[shapes_key] = {n: t.shape for n, t in zip(output_names, results)}
+        return results
+
+    def _run_bound(self, output_names, learned):
+        calls = self._c
+        calls.clear_outputs()
+        ours = {}
+        device = self.target.device
+        for name in output_names:
+            shape = self._fixed_out.get(name) or (learned or {}).get(name)
+            info = self._out_info[name]
+            if shape is None or name in self._data_dependent or info.dtype is None:
+                calls.bind_output_to_ort(name)
+                continue
+            t = _core.empty(shape, dtype=info.dtype, device=device)
+            calls.bind_output(name, info.onnx_type, shape, t._data_ptr())
+            ours[name] = t
+        try:
+            calls.run(self._run_options)
+        except Exception as e:
+            message = str(e)
+            if ours and "Shape mismatch" in message:
+                # An output's shape depends on the data: never pre-bind it again.
+                self._data_dependent.update(ours)
+                return self._run_bound(output_names, None)
+            self._bound.clear()
+            raise _core.XpuRuntimeError(f"ONNX Runtime failed to run the model: "
+                                        f"{_first_line(e)}") from None
+        if len(ours) == len(output_names):
+            return [ours[name] for name in output_names]
+        values = calls.get_outputs()
+        return [ours[name] if name in ours else self._adopt(value, self._out_info[name])
+                for name, value in zip(output_names, values)]
+
+    def _adopt(self, value, info):
+        """A Tensor over an output ORT allocated, through DLPack (no copy)."""
+        source = value if hasattr(value, "__dlpack__") else value._ortvalue
+        tensor = _core.from_dlpack(source)
+        if info.dtype is not None and tensor.dtype != info.dtype:
+            tensor = tensor._reinterpret(info.dtype)   # bool exported as uint8 by old ORT
+        return tensor
+
+    # Explaining.
+
+    def explain(self):
+        sess = self._sess
+        details = {
+            "onnxruntime": self._ort.__version__,
+            "providers": sess.get_providers(),
+            "provider_options": {k: v for k, v in sess.get_provider_options().items()},
+            "precision": getattr(self, "_converted", None) or (
+                "int8" if self.exec_policy.precision == "int8" and self.target.kind == "cpu"
+                else "fp32"),
+            "outputs_from": {n: ("xpuruntime allocator" if n in self._fixed_out
+                                 or (self._out_shapes and n not in self._data_dependent)
+                                 else "ORT allocator (DLPack)")
+                             for n in self._out_info},
+        }
+        if self._stream is not None:
+            details["ort_stream"] = hex(self._stream.ptr)
+        placement = self._placement()
+        if placement is not None:
+            details["node_placement"] = placement
+        if self.exec_policy.profile:
+            details["profile"] = self._profile()
+        return details
+
+    def _placement(self):
+        getter = getattr(self._sess, "get_provider_graph_assignment_info", None)
+        if getter is None:
+            return None
+        try:
+            subgraphs = getter()
+        except Exception:
+            return None
+        placement = {}
+        for sub in subgraphs:
+            nodes = [f"{n.op_type}:{n.name}" if n.name else n.op_type for n in sub.get_nodes()]
+            placement.setdefault(sub.ep_name, []).extend(nodes)
+        return placement
+
+    def _profile(self):
+        """ORT's own per-node profile, summed by op type (ms), after ending its profiling."""
+        import json
+        if self._profile_file is None:
+            self._profile_file = self._sess.end_profiling()
+        try:
+            with open(self._profile_file, encoding="utf-8") as f:
+                events = json.load(f)
+        except (OSError, ValueError):
+            return {"file": self._profile_file}
+        by_op = {}
+        for ev in events:
+            args = ev.get("args", {})
+            if ev.get("cat") == "Node" and "op_name" in args:
+                key = (args["op_name"], args.get("provider", ""))
+                by_op[key] = by_op.get(key, 0.0) + ev.get("dur", 0) / 1000.0
+        return {"file": self._profile_file,
+                "ms_by_op": {f"{op} ({ep})": round(ms, 4) for (op, ep), ms in
+                             sorted(by_op.items(), key=lambda kv: -kv[1])}}
+
+    def close(self):
+        self._sess = None
+        self._binding = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+class _NativeCalls:
+    """The binding and run calls of ORT's compiled module, reached past its Python wrappers
+    when they are there: the wrappers cost more per run than our whole session (ORT 1.32's
+    ``run_with_iobinding`` reads a run-config entry for WebGPU capture, ~25 us), and they
+    do nothing we need. Falls back to the public API where the private one is missing."""
+
+    __slots__ = ("bind_input", "bind_output", "bind_output_to_ort", "clear_outputs", "run",
+                 "get_outputs")
+
+    def __init__(self, ort, sess, binding, target):
+        device_type = "cuda" if target.kind == "cuda" else "cpu"
+        device_id = target.index if target.kind == "cuda" else 0
+        c_sess = getattr(sess, "_sess", None)
+        c_binding = getattr(binding, "_iobinding", None)
+        try:
+            c_device = ort.OrtDevice.make(device_type, device_id)._get_c_device()
+        except AttributeError:
+            c_device = None
+        if c_sess is None or c_binding is None or c_device is None:
+            self._public(sess, binding, device_type, device_id)
+            return
+        self.bind_input = lambda name, elem, shape, ptr: c_binding.bind_input(
+            name, c_device, elem, shape, ptr)
+        self.bind_output = lambda name, elem, shape, ptr: c_binding.bind_output(
+            name, c_device, elem, shape, ptr)
+        self.bind_output_to_ort = lambda name: c_binding.bind_output(name, c_device)
+        self.clear_outputs = c_binding.clear_binding_outputs
+        self.run = lambda options: c_sess.run_with_iobinding(c_binding, options)
+        self.get_outputs = c_binding.get_outputs
+
+    def _public(self, sess, binding, device_type, device_id):
+        self.bind_input = lambda name, elem, shape, ptr: binding.bind_input(
+            name, device_type, device_id, elem, shape, ptr)
+        self.bind_output = lambda name, elem, shape, ptr: binding.bind_output(
+            name, device_type, device_id, elem, shape, ptr)
+        self.bind_output_to_ort = lambda name: binding.bind_output(name, device_type, device_id)
+        self.clear_outputs = binding.clear_binding_outputs
+        self.run = lambda options: sess.run_with_iobinding(binding, options)
+        self.get_outputs = binding.get_outputs
+
+
+def _first_line(error):
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
