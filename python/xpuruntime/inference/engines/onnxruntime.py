@@ -94,6 +94,7 @@ class OnnxRuntimeEngine(Engine):
         self._out_shapes = {}       # input shapes -> output shapes learned from a run
         self._data_dependent = set()
         self._run_options = ort.RunOptions()
+        self._run_options.log_severity_level = 4   # failures come back as our exceptions
         if target.kind == "cuda":
             self._run_options.add_run_config_entry("disable_synchronize_execution_providers",
                                                    "1")
@@ -273,7 +274,7 @@ class OnnxRuntimeEngine(Engine):
             self._out_shapes[shapes_key] = {n: t.shape for n, t in zip(output_names, results)}
         return results
 
-    def _run_bound(self, output_names, learned):
+    def _run_bound(self, output_names, learned, retry=False):
         calls = self._c
         calls.clear_outputs()
         ours = {}
@@ -281,7 +282,7 @@ class OnnxRuntimeEngine(Engine):
         for name in output_names:
             shape = self._fixed_out.get(name) or (learned or {}).get(name)
             info = self._out_info[name]
-            if shape is None or name in self._data_dependent or info.dtype is None:
+            if shape is None or retry or name in self._data_dependent or info.dtype is None:
                 calls.bind_output_to_ort(name)
                 continue
             t = _core.empty(shape, dtype=info.dtype, device=device)
@@ -290,11 +291,12 @@ class OnnxRuntimeEngine(Engine):
         try:
             calls.run(self._run_options)
         except Exception as e:
-            message = str(e)
-            if ours and "Shape mismatch" in message:
-                # An output's shape depends on the data: never pre-bind it again.
+            if ours:
+                # ORT refused an output we bound: its shape depends on the data. Run again
+                # with ORT allocating it, and never pre-bind it again.
+                results = self._run_bound(output_names, None, retry=True)
                 self._data_dependent.update(ours)
-                return self._run_bound(output_names, None)
+                return results
             self._bound.clear()
             raise _core.XpuRuntimeError(f"ONNX Runtime failed to run the model: "
                                         f"{_first_line(e)}") from None
