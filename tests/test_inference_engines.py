@@ -182,10 +182,12 @@ def test_openvino_inputs_share_our_memory():
 def test_openvino_outputs_are_ours_once_shapes_are_known():
     proto, reference = mlp()
     sess = xrt.InferenceSession(proto, engine="openvino")
-    x = np.ones((3, 16), np.float32)
-    first = sess.run({"x": x})["y"]      # shapes learned: copied once
+    x = np.ones((4096, 16), np.float32)   # a 128 KiB output: written into our Tensor
+    first = sess.run({"x": x})["y"]       # shapes learned: copied once
     second = sess.run({"x": 2 * x})["y"]  # written by OpenVINO into our Tensor
     assert sess.explain()["engine_details"]["output_copies"] == 1
+    small = sess.run({"x": x[:2]})["y"]   # small outputs are copied out (Note [OpenVINO IO])
+    np.testing.assert_allclose(np.asarray(small), reference(x[:2]), rtol=1e-4)
     np.testing.assert_allclose(np.asarray(first), reference(x), rtol=1e-4)
     np.testing.assert_allclose(np.asarray(second), reference(2 * x), rtol=1e-4)
 

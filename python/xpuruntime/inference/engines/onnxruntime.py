@@ -226,15 +226,57 @@ class OnnxRuntimeEngine(Engine):
                    "user_compute_stream": str(self._stream.ptr),
                    "do_copy_in_default_stream": "0"}
         if self.exec_policy.cuda_graphs:
-            options["enable_cuda_graph"] = "1"
-            self.notes.append("CUDA graphs: ORT captures the first run and replays it (inputs "
-                              "must keep their addresses between runs)")
+            if self._graph_output_shapes() is None:
+                self.unhonoured.append("cuda_graphs: ORT replays a graph only for fixed shapes; "
+                                       "give ExecutionPolicy input_shapes to fix them")
+            else:
+                options["enable_cuda_graph"] = "1"
+                self.notes.append("CUDA graphs: ORT captures the first run and replays it; "
+                                  "inputs and outputs pass through buffers of fixed address "
+                                  "(one device copy each way)")
         if self.exec_policy.allocator != "engine":
             self.unhonoured.append(
                 f"allocator={self.exec_policy.allocator!r}: outputs come from xpuruntime's "
                 "allocator, but ORT's CUDA arena still holds its intermediates (its Python "
                 "API cannot take an external allocator)")
         return [("CUDAExecutionProvider", options), "CPUExecutionProvider"]
+
+    def _graph_output_shapes(self):
+        """The outputs' shapes when the policy fixes every input shape (ONNX shape inference
+        over the fixed model), else None."""
+        if not self._static_dims:
+            return None
+        import onnx
+        proto = onnx.load_from_string(self._with_static_dims(self.model.bytes))
+        inferred = onnx.shape_inference.infer_shapes(proto)
+        shapes = {}
+        for value in inferred.graph.output:
+            dims = value.type.tensor_type.shape.dim
+            if not all(d.HasField("dim_value") for d in dims):
+                return None
+            shapes[value.name] = tuple(d.dim_value for d in dims)
+        self._graph_shapes = shapes
+        return shapes
+
+    def _static_buffers(self, feeds):
+        """Note [ORT CUDA graphs]: ORT's captured graph reads and writes the addresses it saw
+        when capturing, so inputs are copied into buffers that never move, every output is
+        bound once to a buffer that never moves, and each run copies the outputs out into
+        fresh Tensors (the caller owns those; the next replay overwrites the buffers)."""
+        static = getattr(self, "_static_io", None)
+        if static is None:
+            device = self.target.device
+            inputs = {n: _core.empty(t.shape, dtype=t.dtype, device=device)
+                      for n, t in feeds.items()}
+            outputs = {o.name: _core.empty(self._graph_shapes[o.name], dtype=o.dtype,
+                                           device=device) for o in self.outputs}
+            for n, t in inputs.items():
+                self._c.bind_input(n, ONNX_OF_DTYPE[t.dtype], t.shape, t._data_ptr())
+            for o in self.outputs:
+                t = outputs[o.name]
+                self._c.bind_output(o.name, o.onnx_type, t.shape, t._data_ptr())
+            static = self._static_io = (inputs, outputs)
+        return static
 
     def _describe_io(self):
         def info(arg):
@@ -262,6 +304,8 @@ class OnnxRuntimeEngine(Engine):
         learned = self._out_shapes.get(shapes_key)
         if self._stream is not None:
             current = _core._cuda.current_stream(self.target.device)
+            if getattr(self, "_graph_shapes", None) is not None:
+                return self._graph_round_trip(feeds, output_names, current)
             self._ready.record(current)
             self._stream.wait_event(self._ready)
         results = self._run_bound(output_names, learned)
@@ -273,6 +317,28 @@ class OnnxRuntimeEngine(Engine):
         if learned is None and not self._data_dependent:
             self._out_shapes[shapes_key] = {n: t.shape for n, t in zip(output_names, results)}
         return results
+
+    def _graph_round_trip(self, feeds, output_names, current):
+        # Copies in on the caller's stream, the replay on ORT's, copies out on the caller's
+        # again, each ordered after the one before by the two events.
+        inputs, outputs = self._static_buffers(feeds)
+        for n, t in feeds.items():
+            buffer = inputs[n]
+            if t.shape != buffer.shape:
+                raise ValueError(f"input {n!r} has shape {t.shape}, but the CUDA graph was "
+                                 f"captured for {buffer.shape}")
+            buffer[...] = t
+        self._ready.record(current)
+        self._stream.wait_event(self._ready)
+        try:
+            self._c.run(self._run_options)
+        except Exception as e:
+            raise _core.XpuRuntimeError(f"ONNX Runtime failed to run the model: "
+                                        f"{_first_line(e)}") from None
+        finally:
+            self._done.record(self._stream)
+            current.wait_event(self._done)
+        return [_core.asarray(outputs[name], copy=True) for name in output_names]
 
     def _run_bound(self, output_names, learned, retry=False):
         calls = self._c
