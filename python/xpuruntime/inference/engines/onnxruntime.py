@@ -68,8 +68,10 @@ class OnnxRuntimeEngine(Engine):
         import onnxruntime as ort
         wanted = cls.provider[target.kind]
         if wanted not in ort.get_available_providers():
-            return (f"this onnxruntime build has no {wanted} (install the GPU build: "
-                    f"pip install xpuruntime[{cls.extra}])")
+            return (f"this onnxruntime build has no {wanted} (install the GPU build in "
+                    f"place of the CPU one: pip install xpuruntime[{cls.extra}], then "
+                    "pip uninstall -y onnxruntime && pip install --force-reinstall --no-deps "
+                    "onnxruntime-gpu)")
         if target.kind == "cuda":
             status = _core._cuda.status()
             if not status["available"]:
