@@ -82,8 +82,11 @@ def overhead_rows(device):
             binding.bind_output("y", "cuda", 0, np.float32, (1, 4), y._data_ptr())
             options = ort.RunOptions()
             options.add_run_config_entry("disable_synchronize_execution_providers", "1")
+            c_sess, c_binding = sess._sess, binding._iobinding
             peers = {"ort run_with_iobinding (pre-bound, async)":
-                     lambda: sess.run_with_iobinding(binding, options)}
+                     lambda: sess.run_with_iobinding(binding, options),
+                     "ort C-level run_with_iobinding (pre-bound, async)":
+                     lambda: c_sess.run_with_iobinding(c_binding, options)}
             sync = xrt.cuda.synchronize
         ours_fn = lambda: ours.run({"x": x})  # noqa: E731
         for name, fn in peers.items():
@@ -193,22 +196,28 @@ def engine_rows(args):
             results["torch CUDA graph"] = (measure(graph.replay, args.runs), float(
                 np.abs(static_y.float().cpu().numpy() - reference).max()))
     policy = xrt.ExecutionPolicy("fp16" if cuda else "fp32", threads=args.threads)
+    policies = {policy.precision: policy}
+    if cuda:
+        policies[f"{policy.precision}, CUDA graph"] = policy.replace(
+            static_shape=True, input_shapes={"x": list(example.shape)}, cuda_graphs=True)
     x = xrt.asarray(example.numpy(), device=target.device)
     for name, reason in EngineRegistry.status(target).items():
         if reason is not None:
             print(f"  {name}: skipped ({reason})")
             continue
-        try:
-            sess = xrt.InferenceSession(data, device=args.device, engine=name,
-                                        exec_policy=policy)
-            out = sess.run({"x": x})["y"]
-            err = float(np.abs(np.asarray(out.to_device("cpu")) - reference).max())
-            seconds = measure(lambda: sess.run({"x": x}), args.runs)
-            results[f"{name} ({policy.precision})"] = (seconds, err)
-            for sentence in sess.explain()["unhonoured"]:
-                print(f"  {name}: not honoured: {sentence}")
-        except Exception as e:   # one engine failing does not hide the others
-            print(f"  {name}: failed: {type(e).__name__}: {e}")
+        for label, pol in policies.items():
+            try:
+                sess = xrt.InferenceSession(data, device=args.device, engine=name,
+                                            exec_policy=pol)
+                out = sess.run({"x": x})["y"]
+                err = float(np.abs(np.asarray(out.to_device("cpu")) - reference).max())
+                seconds = measure(lambda: sess.run({"x": x}), args.runs)
+                results[f"{name} ({label})"] = (seconds, err)
+                for sentence in sess.explain()["unhonoured"]:
+                    print(f"  {name} ({label}): not honoured: {sentence}")
+                sess.close()
+            except Exception as e:   # one engine failing does not hide the others
+                print(f"  {name} ({label}): failed: {type(e).__name__}: {e}")
     eager = results["torch eager"][0]
     rows = [(name, f"{s * 1e3:.3f}", f"{eager / s:.2f}x", f"{err:.2e}")
             for name, (s, err) in results.items()]

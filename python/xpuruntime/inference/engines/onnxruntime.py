@@ -224,9 +224,15 @@ class OnnxRuntimeEngine(Engine):
         self._stream = _core._cuda.Stream(device)
         self._ready = _core._cuda.Event()
         self._done = _core._cuda.Event()
+        # TF32 follows the kernel policy, as for our own matmuls: ORT's CUDA provider rounds
+        # float32 products to TF32 unless told not to (use_tf32, on by default).
+        tf32 = bool(getattr(self.kernel_policy, "allow_tf32", False))
         options = {"device_id": str(self.target.index),
                    "user_compute_stream": str(self._stream.ptr),
-                   "do_copy_in_default_stream": "0"}
+                   "do_copy_in_default_stream": "0",
+                   "use_tf32": "1" if tf32 else "0"}
+        self.notes.append(f"TF32 {'allowed' if tf32 else 'off'} for float32 products "
+                          "(KernelPolicy.allow_tf32)")
         if self.exec_policy.cuda_graphs:
             if self._graph_output_shapes() is None:
                 self.unhonoured.append("cuda_graphs: ORT replays a graph only for fixed shapes; "
