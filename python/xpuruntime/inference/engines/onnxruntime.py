@@ -243,10 +243,13 @@ class OnnxRuntimeEngine(Engine):
                                   "inputs and outputs pass through buffers of fixed address "
                                   "(one device copy each way)")
         if self.exec_policy.allocator != "engine":
+            # ORT's external allocator hooks (gpu_external_alloc/free) pass no stream, and our
+            # allocators reuse memory in stream order: a block ORT frees while its kernels
+            # still run could go to another stream. So ORT keeps its arena for intermediates.
             self.unhonoured.append(
                 f"allocator={self.exec_policy.allocator!r}: outputs come from xpuruntime's "
-                "allocator, but ORT's CUDA arena still holds its intermediates (its Python "
-                "API cannot take an external allocator)")
+                "allocator, but ORT's CUDA arena holds its intermediates (ORT's external "
+                "allocator hooks carry no stream, so our stream-ordered reuse cannot be safe)")
         return [("CUDAExecutionProvider", options), "CPUExecutionProvider"]
 
     def _graph_output_shapes(self):
