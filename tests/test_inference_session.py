@@ -278,3 +278,15 @@ def test_model_file_with_external_weights_loads_by_path(tmp_path):
     sess = xrt.InferenceSession(str(path))
     x = np.ones((1, 64), np.float32)
     np.testing.assert_allclose(np.asarray(sess.run({"x": x})["y"]), reference(x), rtol=1e-4)
+
+
+def test_jax_input_is_taken_through_dlpack(model):
+    jax = pytest.importorskip("jax")
+    proto, reference = model
+    sess = xrt.InferenceSession(proto)
+    x = jax.numpy.ones((2, 16), dtype=jax.numpy.float32)
+    y = sess.run({"x": x})["y"]
+    np.testing.assert_allclose(np.asarray(y), reference(np.ones((2, 16), np.float32)),
+                               rtol=1e-5, atol=1e-5)
+    assert sess.explain()["io"]["inputs_last_run"]["x"] == "zero-copy"
+    assert sess._engine._bound["x"][0] == x.unsafe_buffer_pointer()
