@@ -38,7 +38,7 @@ def test_mlp_runs_on_the_gpu_with_our_memory(model):
     out = sess.run({"x": x})["y"]
     assert out.device == xrt.Device("cuda:0")
     np.testing.assert_allclose(_host(out), reference(x_host), rtol=1e-4, atol=1e-4)
-    assert sess._engine._bound["x"][0] == x._data_ptr()            # input: zero-copy
+    assert sess._engine._lane().bound["x"][0] == x._data_ptr()            # input: zero-copy
     info = sess.explain()
     assert info["io"]["stayed_on_device"] is True
     assert info["engine_details"]["outputs_from"]["y"] == "xpuruntime allocator"
@@ -61,12 +61,12 @@ def test_torch_and_cupy_inputs_without_copies(model):
     torch = pytest.importorskip("torch")
     x = torch.randn(4, 64, device="cuda")
     out = sess.run({"x": x})["y"]
-    assert sess._engine._bound["x"][0] == x.data_ptr()
+    assert sess._engine._lane().bound["x"][0] == x.data_ptr()
     np.testing.assert_allclose(_host(out), reference(x.cpu().numpy()), rtol=1e-4, atol=1e-4)
     cupy = pytest.importorskip("cupy")
     c = cupy.random.standard_normal((4, 64), dtype=cupy.float32)
     out = sess.run({"x": c})["y"]
-    assert sess._engine._bound["x"][0] == c.data.ptr
+    assert sess._engine._lane().bound["x"][0] == c.data.ptr
     np.testing.assert_allclose(_host(out), reference(cupy.asnumpy(c)), rtol=1e-4, atol=1e-4)
 
 

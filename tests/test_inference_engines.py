@@ -174,7 +174,7 @@ def test_openvino_inputs_share_our_memory():
     sess = xrt.InferenceSession(mlp()[0], engine="openvino")
     x = xrt.asarray(np.ones((2, 16), np.float32))
     sess.run({"x": x})
-    seen = sess._engine._request.get_input_tensor(0).data
+    seen = sess._engine._lane().request.get_input_tensor(0).data
     assert seen.ctypes.data == x._data_ptr()
 
 
@@ -208,3 +208,21 @@ def test_openvino_int8_is_reported():
     sess = xrt.InferenceSession(mlp()[0], engine="openvino",
                                 exec_policy=xrt.ExecutionPolicy("int8"))
     assert any("int8" in s for s in sess.explain()["unhonoured"])
+
+
+@pytest.mark.parametrize("engine", CPU_ENGINES)
+def test_runs_from_many_threads_at_once(engine):
+    from concurrent.futures import ThreadPoolExecutor
+
+    proto, reference = mlp()
+    sess = xrt.InferenceSession(proto, engine=engine)
+    inputs = [np.random.default_rng(i).standard_normal((1 + i % 3, 16)).astype(np.float32)
+              for i in range(64)]
+
+    def work(x):
+        return np.asarray(sess.run({"x": xrt.asarray(x)})["y"])
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(work, inputs))
+    for x, y in zip(inputs, results):
+        np.testing.assert_allclose(y, reference(x), rtol=1e-4, atol=1e-4)

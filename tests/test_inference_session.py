@@ -146,7 +146,7 @@ def test_torch_input_is_taken_without_copy(model):
     np.testing.assert_allclose(np.asarray(y), reference(x.numpy()), rtol=1e-5, atol=1e-5)
     assert sess.explain()["io"]["inputs_last_run"]["x"] == "zero-copy"
     # ONNX Runtime was given torch's own memory.
-    assert sess._engine._bound["x"][0] == x.data_ptr()
+    assert sess._engine._lane().bound["x"][0] == x.data_ptr()
 
 
 def test_non_contiguous_input_is_made_contiguous_and_counted(model):
@@ -289,4 +289,4 @@ def test_jax_input_is_taken_through_dlpack(model):
     np.testing.assert_allclose(np.asarray(y), reference(np.ones((2, 16), np.float32)),
                                rtol=1e-5, atol=1e-5)
     assert sess.explain()["io"]["inputs_last_run"]["x"] == "zero-copy"
-    assert sess._engine._bound["x"][0] == x.unsafe_buffer_pointer()
+    assert sess._engine._lane().bound["x"][0] == x.unsafe_buffer_pointer()

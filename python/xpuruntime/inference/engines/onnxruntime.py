@@ -23,6 +23,7 @@ memory to someone else while ORT may still read it.
 
 import os
 import tempfile
+import threading
 
 from ... import _core
 from .._engine import Engine, TensorInfo, missing_package, register_engine
@@ -90,9 +91,8 @@ class OnnxRuntimeEngine(Engine):
         source = self._model_source(ort)
         self._sess = self._create(ort, source, options)
         self._describe_io()
-        self._binding = self._sess.io_binding()
-        self._c = _NativeCalls(ort, self._sess, self._binding, target)
-        self._bound = {}            # input name -> (pointer, shape, dtype) bound last
+        self._local = threading.local()    # one _Lane per thread (Note [ORT threads])
+        self._graph_lock = threading.Lock()
         self._out_shapes = {}       # input shapes -> output shapes learned from a run
         self._data_dependent = set()
         self._run_options = ort.RunOptions()
@@ -222,8 +222,6 @@ class OnnxRuntimeEngine(Engine):
             return ["CPUExecutionProvider"]
         device = self.target.device
         self._stream = _core._cuda.Stream(device)
-        self._ready = _core._cuda.Event()
-        self._done = _core._cuda.Event()
         # TF32 follows the kernel policy, as for our own matmuls: ORT's CUDA provider rounds
         # float32 products to TF32 unless told not to (use_tf32, on by default).
         tf32 = bool(getattr(self.kernel_policy, "allow_tf32", False))
@@ -269,7 +267,14 @@ class OnnxRuntimeEngine(Engine):
         self._graph_shapes = shapes
         return shapes
 
-    def _static_buffers(self, feeds):
+    def _lane(self):
+        lane = getattr(self._local, "lane", None)
+        if lane is None:
+            lane = self._local.lane = _Lane(self._ort, self._sess, self.target,
+                                            self._stream is not None)
+        return lane
+
+    def _static_buffers(self, lane, feeds):
         """Note [ORT CUDA graphs]: ORT's captured graph reads and writes the addresses it saw
         when capturing, so inputs are copied into buffers that never move, every output is
         bound once to a buffer that never moves, and each run copies the outputs out into
@@ -282,11 +287,11 @@ class OnnxRuntimeEngine(Engine):
             outputs = {o.name: _core.empty(self._graph_shapes[o.name], dtype=o.dtype,
                                            device=device) for o in self.outputs}
             for n, t in inputs.items():
-                self._c.bind_input(n, ONNX_OF_DTYPE[t.dtype], t.shape, t._data_ptr())
+                lane.c.bind_input(n, ONNX_OF_DTYPE[t.dtype], t.shape, t._data_ptr())
             for o in self.outputs:
                 t = outputs[o.name]
-                self._c.bind_output(o.name, o.onnx_type, t.shape, t._data_ptr())
-            static = self._static_io = (inputs, outputs)
+                lane.c.bind_output(o.name, o.onnx_type, t.shape, t._data_ptr())
+            static = self._static_io = (inputs, outputs, lane)
         return static
 
     def _describe_io(self):
@@ -304,8 +309,9 @@ class OnnxRuntimeEngine(Engine):
     # Running.
 
     def run(self, feeds, output_names):
-        bound = self._bound
-        bind_input = self._c.bind_input
+        lane = self._lane()
+        bound = lane.bound
+        bind_input = lane.c.bind_input
         for name, t in feeds.items():
             key = (t._data_ptr(), t.shape, t.dtype)
             if bound.get(name) != key:
@@ -316,13 +322,14 @@ class OnnxRuntimeEngine(Engine):
         if self._stream is not None:
             current = _core._cuda.current_stream(self.target.device)
             if getattr(self, "_graph_shapes", None) is not None:
-                return self._graph_round_trip(feeds, output_names, current)
-            self._ready.record(current)
-            self._stream.wait_event(self._ready)
-        results = self._run_bound(output_names, learned)
+                with self._graph_lock:
+                    return self._graph_round_trip(feeds, output_names, current)
+            lane.ready.record(current)
+            self._stream.wait_event(lane.ready)
+        results = self._run_bound(lane, output_names, learned)
         if self._stream is not None:
-            self._done.record(self._stream)
-            current.wait_event(self._done)
+            lane.done.record(self._stream)
+            current.wait_event(lane.done)
             for t in feeds.values():
                 _core._cuda.record_stream(t, self._stream)
         if learned is None and not self._data_dependent:
@@ -332,27 +339,27 @@ class OnnxRuntimeEngine(Engine):
     def _graph_round_trip(self, feeds, output_names, current):
         # Copies in on the caller's stream, the replay on ORT's, copies out on the caller's
         # again, each ordered after the one before by the two events.
-        inputs, outputs = self._static_buffers(feeds)
+        inputs, outputs, lane = self._static_buffers(self._lane(), feeds)
         for n, t in feeds.items():
             buffer = inputs[n]
             if t.shape != buffer.shape:
                 raise ValueError(f"input {n!r} has shape {t.shape}, but the CUDA graph was "
                                  f"captured for {buffer.shape}")
             buffer[...] = t
-        self._ready.record(current)
-        self._stream.wait_event(self._ready)
+        lane.ready.record(current)
+        self._stream.wait_event(lane.ready)
         try:
-            self._c.run(self._run_options)
+            lane.c.run(self._run_options)
         except Exception as e:
             raise _core.XpuRuntimeError(f"ONNX Runtime failed to run the model: "
                                         f"{_first_line(e)}") from None
         finally:
-            self._done.record(self._stream)
-            current.wait_event(self._done)
+            lane.done.record(self._stream)
+            current.wait_event(lane.done)
         return [_core.asarray(outputs[name], copy=True) for name in output_names]
 
-    def _run_bound(self, output_names, learned, retry=False):
-        calls = self._c
+    def _run_bound(self, lane, output_names, learned, retry=False):
+        calls = lane.c
         calls.clear_outputs()
         ours = {}
         device = self.target.device
@@ -371,10 +378,10 @@ class OnnxRuntimeEngine(Engine):
             if ours:
                 # ORT refused an output we bound: its shape depends on the data. Run again
                 # with ORT allocating it, and never pre-bind it again.
-                results = self._run_bound(output_names, None, retry=True)
+                results = self._run_bound(lane, output_names, None, retry=True)
                 self._data_dependent.update(ours)
                 return results
-            self._bound.clear()
+            lane.bound.clear()
             raise _core.XpuRuntimeError(f"ONNX Runtime failed to run the model: "
                                         f"{_first_line(e)}") from None
         if len(ours) == len(output_names):
@@ -452,10 +459,24 @@ class OnnxRuntimeEngine(Engine):
 
     def close(self):
         self._sess = None
-        self._binding = None
+        self._local = threading.local()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+
+class _Lane:
+    """Note [ORT threads]: what one thread's runs need of their own. ORT's sessions run from
+    several threads at once, but an IOBinding and an event are one caller's: each thread gets
+    its binding, its record of what it bound, and its two events."""
+
+    __slots__ = ("c", "bound", "ready", "done")
+
+    def __init__(self, ort, sess, target, cuda):
+        self.c = _NativeCalls(ort, sess, sess.io_binding(), target)
+        self.bound = {}             # input name -> (pointer, shape, dtype) bound last
+        self.ready = _core._cuda.Event() if cuda else None
+        self.done = _core._cuda.Event() if cuda else None
 
 
 class _NativeCalls:

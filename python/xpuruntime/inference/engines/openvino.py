@@ -15,6 +15,8 @@ AVX512-BF16 or AMX unless told otherwise, so ``precision="fp32"`` sets the preci
 f32 explicitly, and ``explain()`` reports the precision the compiled model says it uses.
 """
 
+import threading
+
 from ... import _core
 from .._engine import Engine, missing_package, register_engine
 
@@ -81,7 +83,7 @@ class OpenVinoEngine(Engine):
         except Exception as e:
             raise _core.XpuRuntimeError(f"OpenVINO could not compile the model for "
                                         f"{_plugin(target)}: {_first_line(e)}") from None
-        self._request = self._compiled.create_infer_request()
+        self._local = threading.local()   # one _Lane per thread: requests are one caller's
         self._in_index = {p.get_any_name(): i for i, p in enumerate(self._compiled.inputs)}
         self._out_index = {}
         for i, port in enumerate(self._compiled.outputs):
@@ -93,8 +95,6 @@ class OpenVinoEngine(Engine):
         self._out_shapes = {}
         self._data_dependent = set()
         self._output_copies = 0
-        self._preset_last = set()
-        self._in_cache = {}        # input name -> ((pointer, shape, dtype), ov.Tensor) set last
         self._check_precision()
 
     def _reshape(self, ov_model):
@@ -145,9 +145,16 @@ class OpenVinoEngine(Engine):
             self.unhonoured.append(f"precision={self.exec_policy.precision!r}: the "
                                    f"{_plugin(self.target)} plugin computes in {used}")
 
+    def _lane(self):
+        lane = getattr(self._local, "lane", None)
+        if lane is None:
+            lane = self._local.lane = _Lane(self._compiled)
+        return lane
+
     def run(self, feeds, output_names):
         import numpy as np
         ov = self._ov
+        lane = self._lane()
         shapes_key = tuple([t.shape for t in feeds.values()])
         learned = self._out_shapes.get(shapes_key) or {}
         ours = {}
@@ -157,14 +164,13 @@ class OpenVinoEngine(Engine):
             if (shape is not None and name not in self._data_dependent and info.dtype is not None
                     and _nbytes(shape, info.dtype) > _SMALL_OUTPUT):
                 ours[name] = _core.empty(shape, dtype=info.dtype)
-        if self._preset_last - ours.keys():
+        if lane.preset_last - ours.keys():
             # An output set to our memory last run and not this run would be written into
             # the caller's earlier Tensor: this run starts from a request of OpenVINO's own.
-            self._request = self._compiled.create_infer_request()
-            self._in_cache.clear()
-        self._preset_last = set(ours)
-        request = self._request
-        cache = self._in_cache
+            lane.reset(self._compiled)
+        lane.preset_last = set(ours)
+        request = lane.request
+        cache = lane.in_cache
         for name, t in feeds.items():
             key = (t._data_ptr(), t.shape, t.dtype)
             if cache.get(name, (None,))[0] != key:
@@ -177,9 +183,7 @@ class OpenVinoEngine(Engine):
         try:
             request.infer()
         except Exception as e:
-            self._request = self._compiled.create_infer_request()
-            self._in_cache.clear()
-            self._preset_last = set()
+            lane.reset(self._compiled)
             if ours:  # a pre-set output of the wrong shape: never pre-set it again
                 self._data_dependent.update(ours)
                 return self.run(feeds, output_names)
@@ -213,7 +217,7 @@ class OpenVinoEngine(Engine):
             pass
         if self.exec_policy.profile:
             by_type = {}
-            for info in self._request.profiling_info:
+            for info in self._lane().request.profiling_info:
                 key = f"{info.node_type} ({info.exec_type})"
                 by_type[key] = by_type.get(key, 0.0) + info.real_time.total_seconds() * 1e3
             details["profile"] = {"ms_by_op": {k: round(v, 4) for k, v in sorted(
@@ -221,8 +225,23 @@ class OpenVinoEngine(Engine):
         return details
 
     def close(self):
-        self._request = None
+        self._local = threading.local()
         self._compiled = None
+
+
+class _Lane:
+    """One thread's infer request, the inputs set on it and the outputs it holds of ours
+    (OpenVINO's requests serve one caller at a time; the compiled model serves many)."""
+
+    __slots__ = ("request", "in_cache", "preset_last")
+
+    def __init__(self, compiled):
+        self.reset(compiled)
+
+    def reset(self, compiled):
+        self.request = compiled.create_infer_request()
+        self.in_cache = {}         # input name -> ((pointer, shape, dtype), ov.Tensor) set last
+        self.preset_last = set()
 
 
 # Outputs up to this size are copied out of OpenVINO's own buffer: a memcpy of 64 KiB costs

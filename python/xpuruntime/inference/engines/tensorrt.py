@@ -87,6 +87,7 @@ class TensorRtEngine(Engine):
         self._onnx = self._network_source()
         self._plans = {}           # input shapes -> (engine, context, scratch Tensor)
         self._lock = threading.Lock()
+        self._run_lock = threading.Lock()
         shapes = exec_policy.input_shapes
         if shapes:
             missing = [i.name for i in self.inputs if i.name not in shapes]
@@ -214,6 +215,11 @@ class TensorRtEngine(Engine):
     # Running.
 
     def run(self, feeds, output_names):
+        # An execution context is one caller's: runs from several threads take turns.
+        with self._run_lock:
+            return self._run(feeds, output_names)
+
+    def _run(self, feeds, output_names):
         shapes = tuple(feeds[i.name].shape for i in self.inputs)
         engine, context, _ = self._plan_for(shapes)
         for name, t in feeds.items():
@@ -280,6 +286,7 @@ def _progress_monitor(trt, label):
             base.__init__(self)
             self._bars = {}
             self._lock = threading.Lock()
+        self._run_lock = threading.Lock()
 
         def phase_start(self, phase_name, parent_phase, num_steps):
             with self._lock:
