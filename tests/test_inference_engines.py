@@ -226,3 +226,10 @@ def test_runs_from_many_threads_at_once(engine):
         results = list(pool.map(work, inputs))
     for x, y in zip(inputs, results):
         np.testing.assert_allclose(y, reference(x), rtol=1e-4, atol=1e-4)
+
+
+@ov_only
+def test_openvino_explains_its_layers_and_their_precision():
+    sess = xrt.InferenceSession(mlp()[0], engine="openvino")
+    (layers,) = sess.explain()["engine_details"]["node_placement"].values()
+    assert any(layer.startswith("FullyConnected:") and "(f32)" in layer for layer in layers)

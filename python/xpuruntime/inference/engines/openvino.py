@@ -215,6 +215,7 @@ class OpenVinoEngine(Engine):
             details["threads"] = int(self._compiled.get_property("INFERENCE_NUM_THREADS"))
         except Exception:
             pass
+        details["node_placement"] = self._runtime_layers()
         if self.exec_policy.profile:
             by_type = {}
             for info in self._lane().request.profiling_info:
@@ -223,6 +224,26 @@ class OpenVinoEngine(Engine):
             details["profile"] = {"ms_by_op": {k: round(v, 4) for k, v in sorted(
                 by_type.items(), key=lambda kv: -kv[1])}}
         return details
+
+    def _runtime_layers(self):
+        """``{plugin: ["LayerType:name (precision) <- original ONNX nodes", ...]}`` from the
+        compiled model's runtime graph (inputs, outputs and constants left out)."""
+        layers = []
+        try:
+            ops = self._compiled.get_runtime_model().get_ordered_ops()
+        except Exception:
+            return {}
+        for op in ops:
+            info = op.get_rt_info()
+
+            def read(key, info=info):
+                return info[key].astype(str) if key in info else ""
+            kind = read("layerType")
+            if kind in ("Input", "Output", "Const", ""):
+                continue
+            layers.append(f"{kind}:{op.get_friendly_name()} ({read('runtimePrecision')}) <- "
+                          f"{read('originalLayersNames')}")
+        return {_plugin(self.target): layers}
 
     def close(self):
         self._local = threading.local()
