@@ -15,12 +15,14 @@
 //  - Aborted or destroyed, the handle is gone; every later call raises with the reason.
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "cuda/graph.h"
 #include "cuda/nccl.h"
 #include "cuda/runtime.h"
 #include "xpuruntime/cuda/collectives.h"
@@ -135,6 +137,9 @@ struct CommunicatorState {
     } catch (...) {
       return;  // the constructor's thread activated the same device: cannot happen
     }
+    // A graph captured in global mode is invalidated by a cuEventQuery from any thread
+    // whose own mode is not relaxed: this thread's queries must never break a capture.
+    RelaxedCaptureMode relaxed;
     const NcclApi& api = nccl();
     std::unique_lock lock(mutex);
     while (!stopping && !closed) {
@@ -242,7 +247,10 @@ Communicator::Communicator(const UniqueId& id, int world_size, int rank, int dev
   ncclUniqueId raw;
   std::memcpy(&raw, id.data(), kUniqueIdBytes);
   ncclConfig_v21400 config;
-  config.blocking = 0;
+  // Note: XPURUNTIME_NCCL_BLOCKING=1 makes a blocking communicator (NCCL's default), for
+  // comparing; its join then has no deadline (the watchdog still guards collectives).
+  const char* blocking = std::getenv("XPURUNTIME_NCCL_BLOCKING");
+  config.blocking = blocking && std::string(blocking) == "1" ? 1 : 0;
   std::lock_guard call(s.call_mutex);
   ncclResult_t r = api.ncclCommInitRankConfig(&s.comm, world_size, raw, rank, &config);
   if (r != ncclSuccess && r != ncclInProgress) {
