@@ -60,5 +60,6 @@ void bind_cuda(nb::module_& m, nb::module_& c);
 void bind_cuda_jit(nb::module_& m);
 void bind_cuda_memory(nb::module_& m);
 void bind_cuda_elementwise(nb::module_& m);
+void bind_cuda_collectives(nb::module_& m);
 
 }  // namespace xrt::py

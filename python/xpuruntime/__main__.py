@@ -35,7 +35,7 @@ def info():
         v = st["driver_version"]
         lines.append(f"  driver api  {v // 1000}.{v % 1000 // 10}")
     lines.append(f"  finder      {_finder()}")
-    for lib in ("driver", "nvrtc", "cublas", "cublaslt", "cufft", "cusolver"):
+    for lib in ("driver", "nvrtc", "cublas", "cublaslt", "cufft", "cusolver", "nccl"):
         s = st[lib] if lib in st else _core._cuda.library_status(lib)
         where = f"{s['path']} ({s['found_via']})" if s["found"] else f"not found ({s['reason']})"
         lines.append(f"  {lib:<11} {where}")

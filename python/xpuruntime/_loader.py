@@ -10,10 +10,11 @@ helpers without its symbol prefix (``droundup_lwork_``, ...), which, made global
 replace the 32-bit-integer ones that SciPy's own OpenBLAS calls, and SciPy's LAPACK would then
 ask for absurd work arrays ("Too large work array required").
 
-The CUDA libraries (driver, NVRTC, cuBLAS(Lt), cuFFT, cuSOLVER) are opened by the C++ side on
+The CUDA libraries (driver, NVRTC, cuBLAS(Lt), cuFFT, cuSOLVER, NCCL) are opened by the C++ side on
 demand (``cpp/src/cuda/loader.cpp``); it asks ``find_cuda_library`` where each one is, which
 asks cuda-pathfinder (it knows the CUDA 12/13 wheel layouts, conda and CUDA_HOME). Without
-cuda-pathfinder the C++ side falls back to the system's own search.
+cuda-pathfinder, NCCL is still found in its wheel (``nvidia-nccl-cu13``, the ``distributed``
+extra), and the C++ side falls back to the system's own search.
 """
 
 import ctypes
@@ -42,14 +43,14 @@ def preload_openblas():
 
 def find_cuda_library(name):
     """(path, how it was found) of the NVIDIA library name ("cuda", "nvrtc", "cublas",
-    "cublasLt", "cufft", "cusolver"), found and loaded by cuda-pathfinder.
+    "cublasLt", "cufft", "cusolver", "nccl"), found and loaded by cuda-pathfinder.
 
     LookupError with the reason when it cannot be found, None when cuda-pathfinder is not
     installed; either way the C++ loader then tries the system's search.
     """
     pathfinder = cuda_pathfinder()
     if pathfinder is None:
-        return None
+        return _wheel_library(name)
     try:
         loaded = pathfinder.load_nvidia_dynamic_lib(name)
     except Exception as e:  # not found, or its probe failed: a reason either way
@@ -59,6 +60,27 @@ def find_cuda_library(name):
     if loaded.was_already_loaded_from_elsewhere:
         return loaded.abs_path, "already loaded"
     return loaded.abs_path, getattr(loaded, "found_via", None) or "cuda-pathfinder"
+
+
+# Wheels whose library has one fixed place: (package, path inside it).
+_WHEEL_LIBRARIES = {"nccl": ("nvidia.nccl", os.path.join("lib", "libnccl.so.2"))}
+
+
+def _wheel_library(name):
+    # Without cuda-pathfinder: the library of an installed NVIDIA wheel, else None (the
+    # system's search decides).
+    if name not in _WHEEL_LIBRARIES:
+        return None
+    package, relative = _WHEEL_LIBRARIES[name]
+    try:
+        spec = importlib.util.find_spec(package)
+    except ImportError:  # no `nvidia` namespace at all
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(folder, relative)
+        if os.path.exists(path):
+            return path, "site-packages"
+    return None
 
 
 def cuda_pathfinder():

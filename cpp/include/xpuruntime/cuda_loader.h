@@ -1,5 +1,5 @@
-// cpp/include/xpuruntime/cuda_loader.h: finding the CUDA driver, NVRTC, cuBLAS(Lt), cuFFT and
-// cuSOLVER at run time (dlopen), so one build serves machines with and without a GPU.
+// cpp/include/xpuruntime/cuda_loader.h: finding the CUDA driver, NVRTC, cuBLAS(Lt), cuFFT,
+// cuSOLVER and NCCL at run time (dlopen), so one build serves machines with and without a GPU.
 #pragma once
 #include <functional>
 #include <string>
@@ -22,7 +22,7 @@ struct Status {
 };
 
 /// Says where a library is (found, path, found_via) or why not (reason), given its short name
-/// ("cuda", "nvrtc", "cublas", "cublasLt", "cufft", "cusolver"); not found with no reason
+/// ("cuda", "nvrtc", "cublas", "cublasLt", "cufft", "cusolver", "nccl"); not found with no reason
 /// means it could not look. It is called with no lock of the loader held.
 using LibraryFinder = std::function<LibraryStatus(const char* name)>;
 /// The finder asked before the system's own search (the Python layer installs one over
@@ -33,9 +33,9 @@ const Status& status();
 
 /// The dlopen handles of the probed libraries (nullptr when not found). The driver's
 /// function table (cuda/driver.h) and the NVRTC and cuBLAS tables resolve their symbols here.
-/// cuFFT and cuSOLVER are large and rarely needed: they are opened on first use, not by
-/// the probe, and library_status says what that found.
-enum class Library { Driver, Nvrtc, Cublas, CublasLt, Cufft, Cusolver };
+/// cuFFT, cuSOLVER and NCCL are large and rarely needed: they are opened on first use, not
+/// by the probe, and library_status says what that found.
+enum class Library { Driver, Nvrtc, Cublas, CublasLt, Cufft, Cusolver, Nccl };
 void* library_handle(Library library);
 LibraryStatus library_status(Library library);
 

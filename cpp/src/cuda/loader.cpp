@@ -1,5 +1,5 @@
-// cpp/src/cuda/loader.cpp: dlopen of libcuda, NVRTC, cuBLAS(Lt), cuFFT and cuSOLVER; nothing
-// is linked.
+// cpp/src/cuda/loader.cpp: dlopen of libcuda, NVRTC, cuBLAS(Lt), cuFFT, cuSOLVER and NCCL;
+// nothing is linked.
 #include "xpuruntime/cuda_loader.h"
 
 #include <dlfcn.h>
@@ -34,9 +34,10 @@ constexpr Candidate kCandidates[] = {
     {"cublasLt", {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}},
     {"cufft", {"libcufft.so.12", "libcufft.so.11", "libcufft.so"}},
     {"cusolver", {"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so"}},
+    {"nccl", {"libnccl.so.2", "libnccl.so", nullptr}},
 };
 constexpr int kNumLibraries = static_cast<int>(std::size(kCandidates));
-static_assert(kNumLibraries == static_cast<int>(Library::Cusolver) + 1,
+static_assert(kNumLibraries == static_cast<int>(Library::Nccl) + 1,
               "one candidate per Library, in its order");
 
 struct Slot {
@@ -157,8 +158,8 @@ void set_library_finder(LibraryFinder find) {
 
 // Note: the CUDA 13 wheels put every library in one folder (nvidia/cu13/lib), and
 // cuSOLVER's own dependencies (cuSPARSE, nvJitLink, cuBLAS) resolve there through its
-// $ORIGIN rpath; a toolkit's lib64 works the same way. cuFFT and cuSOLVER are large and
-// rarely needed, so the probe leaves them for their first use.
+// $ORIGIN rpath; a toolkit's lib64 works the same way. cuFFT, cuSOLVER and NCCL are large
+// and rarely needed, so the probe leaves them for their first use.
 void* library_handle(Library library) {
   status();
   return find_slot(library).handle;

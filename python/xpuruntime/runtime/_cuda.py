@@ -1,5 +1,5 @@
 """python/xpuruntime/runtime/_cuda.py: CUDA as a whole: whether it is usable here and why not,
-its libraries' versions, the NVRTC kernel caches and the cuFFT plan caches. Shown by
+its libraries (where they were found, their versions), the NVRTC kernel caches and the cuFFT plan caches. Shown by
 ``xrt.cuda``."""
 
 from .. import _core
@@ -52,6 +52,21 @@ def cufft_version():
     return _core._cuda.cufft_version()
 
 
+def library_status(name):
+    """Where a CUDA library was found (found, path, found_via) or why not (reason): "driver",
+    "nvrtc", "cublas", "cublaslt" (probed with the driver), "cufft", "cusolver", "nccl"
+    (opened by this call when not yet loaded)."""
+    st = _core._cuda.status()
+    return st[name] if name in st and isinstance(st[name], dict) else \
+        _core._cuda.library_status(name)
+
+
+def nccl_version():
+    """NCCL's version (e.g. 22803 for 2.28.3; no GPU needed); CudaError saying how to install
+    NCCL (``pip install nvidia-nccl-cu13``, or the ``distributed`` extra) when it is missing."""
+    return _core._cuda.nccl_version()
+
+
 def cufft_plan_cache_info(device=None):
     """The cuFFT plan cache of a device (default: the current one): size, capacity, hits,
     misses, evictions. Plans are kept per device, least recently used out first."""
@@ -71,6 +86,7 @@ def clear_cufft_plan_cache():
 
 __all__ = [
     "clear_cufft_plan_cache", "clear_jit_cache", "cublas_version", "cufft_plan_cache_info",
-    "cufft_version", "device_count", "is_available", "jit_cache_info", "nvrtc_version",
+    "cufft_version", "device_count", "is_available", "jit_cache_info", "library_status",
+    "nccl_version", "nvrtc_version",
     "set_cufft_plan_cache_capacity", "status", "why_unavailable",
 ]
