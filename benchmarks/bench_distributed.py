@@ -92,7 +92,7 @@ def rank_main(args):
     rows = []
     for nbytes in sizes(args.max_mib << 20):
         count = nbytes // 4
-        x = xrt.ones((count,), device=f"cuda:{device}")
+        x = xrt.ones((count,), dtype=xrt.float32, device=f"cuda:{device}")
         y = torch.ones(count, device=f"cuda:{device}")
         iters = iterations(nbytes)
         dist.all_reduce(x)
@@ -107,7 +107,7 @@ def rank_main(args):
                      "ours_busbw": nbytes / best_ours * factor / 1e9,
                      "torch_busbw": nbytes / best_torch * factor / 1e9})
         del x, y
-    small_x = xrt.ones((2048,), device=f"cuda:{device}")
+    small_x = xrt.ones((2048,), dtype=xrt.float32, device=f"cuda:{device}")
     small_y = torch.ones(2048, device=f"cuda:{device}")
     dist.barrier()
     ours_host = host_cost(lambda: dist.all_reduce(small_x), xrt.cuda.synchronize)
