@@ -150,3 +150,5 @@ _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
 from . import linalg  # noqa: E402,F401
 from . import inference  # noqa: E402,F401
 from .inference import EngineRegistry, InferenceSession  # noqa: E402,F401
+from . import kernels  # noqa: E402,F401
+from .kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel  # noqa: E402,F401
