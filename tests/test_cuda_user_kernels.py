@@ -234,3 +234,35 @@ def test_reduction_without_identity_and_broadcast_inputs():
     np.testing.assert_array_equal(to_numpy(got), (a * w).max(axis=1))
     with pytest.raises(ValueError, match="needs an identity"):
         k(dev(a[:, :0]), dev(w[:0]), axis=1)
+
+
+# ---- the registry ------------------------------------------------------------------------
+
+
+def test_pinned_user_kernel_replaces_the_builtin_and_shows_in_explain():
+    k = xrt.ElementwiseKernel("T x1, T x2", "T y", "y = x1 + x2 + (T)1", "add_plus_one")
+    xrt.register_kernel("add", "add_plus_one", k, device="cuda",
+                        supports=lambda x1, x2: x1.dtype == xrt.float32)
+    a = xrt.ones((4, 5), dtype=xrt.float32, device="cuda:0")
+    try:
+        with xrt.kernel_policy(xrt.KernelPolicy(add="add_plus_one")):
+            with xrt.explain() as log:
+                result = a + a
+        np.testing.assert_array_equal(to_numpy(result), np.full((4, 5), 3, np.float32))
+        assert any(r.kernel == "add_plus_one" for r in log.records if r.op == "add")
+        np.testing.assert_array_equal(to_numpy(a + a), np.full((4, 5), 2, np.float32))
+    finally:
+        xrt.unregister_kernel("add", "add_plus_one", device="cuda")
+
+
+def test_pinned_reduction_kernel_gets_axis_and_keepdims():
+    k = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a + (T)100", "0", "sum_plus")
+    xrt.register_kernel("sum", "sum_plus", k, device="cuda",
+                        supports=lambda x, **kw: x.dtype == xrt.float64)
+    a = xrt.ones((3, 4), dtype=xrt.float64, device="cuda:0")
+    try:
+        with xrt.kernel_policy(xrt.KernelPolicy(sum="sum_plus")):
+            got = xrt.sum(a, axis=1, keepdims=True)
+        np.testing.assert_array_equal(to_numpy(got), np.full((3, 1), 104.0))
+    finally:
+        xrt.unregister_kernel("sum", "sum_plus", device="cuda")

@@ -277,3 +277,17 @@ def test_raw_kernel_launch_without_cuda_is_an_error():
     k = xrt.RawKernel('extern "C" __global__ void k() {}', "k")
     with pytest.raises(xrt.XpuRuntimeError):
         k((1,), (1,), ())
+
+
+# ---- user kernels in the registry --------------------------------------------------------
+
+
+def test_user_kernels_register_for_cuda_and_are_listed():
+    k = xrt.ElementwiseKernel("T x1, T x2", "T y", "y = x1 + x2 + 1", "add_plus_one")
+    xrt.register_kernel("add", "add_plus_one", k, device="cuda")
+    try:
+        (entry,) = [e for e in xrt.list_kernels("add") if e["name"] == "add_plus_one"]
+        assert entry["device"] == "cuda" and not entry["builtin"]
+        assert "ElementwiseKernel add_plus_one" in entry["description"]
+    finally:
+        xrt.unregister_kernel("add", "add_plus_one", device="cuda")
