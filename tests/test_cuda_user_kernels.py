@@ -8,7 +8,7 @@ import pytest
 
 import xpuruntime as xrt
 from common import to_numpy
-from cuda_helpers import busy, core, cupy, torch, torch_stream  # noqa: F401
+from cuda_helpers import busy, core, cupy, jax, torch, torch_stream  # noqa: F401
 
 pytestmark = pytest.mark.cuda
 
@@ -266,3 +266,65 @@ def test_pinned_reduction_kernel_gets_axis_and_keepdims():
         np.testing.assert_array_equal(to_numpy(got), np.full((3, 1), 104.0))
     finally:
         xrt.unregister_kernel("sum", "sum_plus", device="cuda")
+
+
+# ---- adapters ----------------------------------------------------------------------------
+
+
+class OnlyInterface:
+    """Exposes another array's __cuda_array_interface__ and nothing else (as Numba does)."""
+
+    def __init__(self, array):
+        self.__cuda_array_interface__ = array.__cuda_array_interface__
+
+
+def test_cuda_array_interface_export_is_read_by_cupy(cupy):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = dev(a).mT
+    cai = t.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["typestr"] == "<f4" and cai["strides"] == (4, 16)
+    c = cupy.asarray(OnlyInterface(t))
+    assert c.data.ptr == t._data_ptr()
+    np.testing.assert_array_equal(cupy.asnumpy(c), a.T)
+
+
+def test_cuda_array_interface_import_is_zero_copy(cupy):
+    c = cupy.arange(10, dtype=cupy.int32)[::2]
+    t = xrt.asarray(OnlyInterface(c))
+    assert t._data_ptr() == c.data.ptr and t.strides == (2,)
+    np.testing.assert_array_equal(to_numpy(t), np.arange(0, 10, 2))
+    out = xrt.ElementwiseKernel("T x", "T y", "y = x * 2", "ew_twice")(OnlyInterface(c))
+    np.testing.assert_array_equal(to_numpy(out), np.arange(0, 20, 4))
+
+
+def test_cupy_allocator_uses_ours_and_stats_agree(cupy):
+    from xpuruntime.adapters import cupy as adapter
+
+    before = xrt.cuda.memory_stats()["allocated_bytes.all.current"]
+    with adapter.using_xpuruntime_allocator():
+        c = cupy.ones(1 << 20, dtype=cupy.float32)
+        assert xrt.cuda.memory_stats()["allocated_bytes.all.current"] >= before + (4 << 20)
+        assert float((c * 2).sum()) == 2 * (1 << 20)
+    del c
+
+
+def test_cupy_streams_are_shared_both_ways(cupy):
+    from xpuruntime.adapters import cupy as adapter
+
+    s = xrt.cuda.Stream("cuda:0")
+    assert adapter.to_cupy_stream(s).ptr == s.ptr
+    cs = cupy.cuda.Stream(non_blocking=True)
+    assert adapter.from_cupy_stream(cs).ptr == cs.ptr
+    with adapter.shared_stream(s):
+        assert cupy.cuda.get_current_stream().ptr == s.ptr
+        assert xrt.cuda.current_stream().ptr == s.ptr
+
+
+def test_jax_zero_copy_both_ways(jax):
+    from xpuruntime.adapters import jax as adapter
+
+    t = xrt.arange(8, dtype=xrt.float32, device="cuda:0")
+    j = adapter.to_jax(t)
+    np.testing.assert_array_equal(np.asarray(j), np.arange(8, dtype=np.float32))
+    back = adapter.from_jax(j)
+    assert back._data_ptr() == t._data_ptr()

@@ -291,3 +291,41 @@ def test_user_kernels_register_for_cuda_and_are_listed():
         assert "ElementwiseKernel add_plus_one" in entry["description"]
     finally:
         xrt.unregister_kernel("add", "add_plus_one", device="cuda")
+
+
+# ---- __cuda_array_interface__ ------------------------------------------------------------
+
+
+class Interface:
+    """An object that speaks only the CUDA Array Interface (as Numba's arrays do)."""
+
+    def __init__(self, **cai):
+        self.__cuda_array_interface__ = {"version": 3, "data": (0, False), **cai}
+
+
+def test_cpu_tensors_have_no_cuda_array_interface():
+    assert not hasattr(xrt.ones(3), "__cuda_array_interface__")
+
+
+@pytest.mark.parametrize("cai, error, message", [
+    ({"shape": (2,), "typestr": "<f4", "mask": object()}, ValueError, "masked"),
+    ({"shape": (2,), "typestr": "<f4", "version": 4}, ValueError, "unsupported"),
+    ({"shape": (2,), "typestr": "<f4", "strides": (6,)}, ValueError, "whole elements"),
+    ({"shape": (2,), "typestr": ">f4"}, TypeError, "no xpuruntime dtype"),
+])
+def test_cuda_array_interface_import_checks_the_dict(cai, error, message):
+    from xpuruntime.adapters._cuda_array_interface import from_cuda_array_interface
+
+    with pytest.raises(error, match=message):
+        from_cuda_array_interface(Interface(**cai))
+
+
+def test_import_xpuruntime_imports_no_framework():
+    import subprocess
+    import sys
+
+    code = ("import sys, xpuruntime, xpuruntime.adapters; "
+            "print(sorted(m for m in ('cupy', 'jax', 'torch', 'numba') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

@@ -1,5 +1,6 @@
 // cpp/bindings/bind_dlpack.cpp: __dlpack__, __dlpack_device__ and from_dlpack (capsules).
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "bindings.h"
 #include "xpuruntime/dlpack.h"
@@ -10,6 +11,41 @@ namespace xrt::py {
 namespace {
 
 namespace dl = xrt::dlpack;
+
+void release_owner(void*, void* owner) {
+  if (!Py_IsInitialized()) return;  // at exit: leak rather than touch a dead interpreter
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(owner));
+  PyGILState_Release(state);
+}
+
+/// A view of foreign memory at ptr (the first element), owner kept alive by the storage.
+Tensor from_pointer(uintptr_t ptr, std::vector<int64_t> shape, std::vector<int64_t> strides,
+                    nb::handle dtype, nb::handle device, nb::handle owner, bool readonly) {
+  DType d = dtype_arg(dtype);
+  std::optional<Device> where = optional_device_arg(device);
+  if (!where) throw ValueError("_from_pointer needs a device");
+  if (shape.size() != strides.size())
+    throw ValueError("shape and strides must have the same length");
+  int64_t low = 0, high = 0;
+  bool empty = false;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] < 0) throw ValueError("a shape cannot be negative");
+    if (shape[k] == 0) empty = true;
+    else (strides[k] < 0 ? low : high) += (shape[k] - 1) * strides[k];
+  }
+  int64_t item = static_cast<int64_t>(itemsize(d));
+  size_t nbytes = empty ? 0 : static_cast<size_t>((high - low + 1) * item);
+  char* base = reinterpret_cast<char*>(ptr) + low * item;
+  auto storage = Storage::wrap(base, nbytes, *where, release_owner, owner.inc_ref().ptr(),
+                               readonly);
+  Dims dims(static_cast<int>(shape.size())), steps(static_cast<int>(shape.size()));
+  for (size_t k = 0; k < shape.size(); ++k) {
+    dims[static_cast<int>(k)] = shape[k];
+    steps[static_cast<int>(k)] = strides[k];
+  }
+  return Tensor(std::move(storage), std::move(dims), std::move(steps), -low * item, d);
+}
 
 constexpr const char* kVersioned = "dltensor_versioned";
 constexpr const char* kUsedVersioned = "used_dltensor_versioned";
@@ -210,6 +246,10 @@ void bind_dlpack(nb::module_& m) {
   }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(),
      nb::arg("copy").none() = nb::none(),
      "Imports any DLPack producer (or a capsule) without copying when it can.");
+  m.def("_from_pointer", &from_pointer, nb::arg("ptr"), nb::arg("shape"), nb::arg("strides"),
+        nb::arg("dtype"), nb::arg("device"), nb::arg("owner"), nb::arg("readonly") = false,
+        "A Tensor over foreign memory (strides in elements), keeping owner alive: the "
+        "__cuda_array_interface__ import.");
 }
 
 }  // namespace xrt::py
