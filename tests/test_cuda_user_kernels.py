@@ -21,7 +21,6 @@ extern "C" __global__ void scale(const float* x, float* y, float a, float b, lon
 
 # Writes each argument's bytes as the kernel's signature reads them, to check C types.
 ARG_TYPES = r'''
-#include <cuda/std/complex>
 extern "C" __global__ void arg_types(double* out, bool b, long long i, double f, float f32,
                                      short s, unsigned char u8, double re, double im) {
   out[0] = b; out[1] = (double)i; out[2] = f; out[3] = f32; out[4] = s; out[5] = u8;

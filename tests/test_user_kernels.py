@@ -329,3 +329,10 @@ def test_import_xpuruntime_imports_no_framework():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int8", "complex64", "float64"])
+def test_reduction_every_accumulator_type_compiles(nvrtc, dtype):
+    k = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rsum_any")
+    plan, _, _ = k._prepare((xrt.zeros((3, 4), dtype=getattr(xrt, dtype)),), None, 1, False)
+    assert compiles(plan.source, "rsum_any", k.options)

@@ -99,9 +99,12 @@ void add_argument(KernelArguments& out, nb::handle a, int& device,
     return add_tensor(out, nb::cast<const Tensor&>(t), device);
   }
   if (PyLong_Check(p) || PyFloat_Check(p) || PyComplex_Check(p)) {
-    nb::object base = nb::steal(PyLong_Check(p)      ? PyNumber_Long(p)
-                                : PyFloat_Check(p) ? PyNumber_Float(p)
-                                                   : PyObject_CallOneArg((PyObject*)&PyComplex_Type, p));
+    // Subclasses of int, float and complex (other than NumPy's) pass as their base type.
+    auto* complex_type = reinterpret_cast<PyObject*>(&PyComplex_Type);
+    PyObject* base_value = PyLong_Check(p)    ? PyNumber_Long(p)
+                           : PyFloat_Check(p) ? PyNumber_Float(p)
+                                              : PyObject_CallOneArg(complex_type, p);
+    nb::object base = nb::steal(base_value);
     if (!base.is_valid()) throw nb::python_error();
     return add_argument(out, base, device, imported);
   }

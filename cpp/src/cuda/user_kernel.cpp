@@ -11,7 +11,8 @@
 namespace xrt::cuda {
 
 void KernelArguments::add_bytes(const void* value, size_t size, size_t alignment) {
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > alignof(std::max_align_t))
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 ||
+      alignment > alignof(std::max_align_t))
     alignment = alignof(std::max_align_t);
   size_t offset = (size_ + alignment - 1) & ~(alignment - 1);
   size_t needed = (offset + size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
@@ -55,9 +56,8 @@ Function UserKernel::function(Device device) {
   activate(device.index);
   if (device.index < 0 || device.index >= static_cast<int>(handles_.size()))
     throw ValueError("cuda:" + std::to_string(device.index) + " is past the device limit");
-  return Function{compiled_function(handles_[static_cast<size_t>(device.index)], device.index, source_,
-                           name_),
-                  device, name_};
+  auto& slot = handles_[static_cast<size_t>(device.index)];
+  return Function{compiled_function(slot, device.index, source_, name_), device, name_};
 }
 
 void UserKernel::launch(Dim3 grid, Dim3 block, size_t shared_bytes, const Stream& stream,
@@ -72,8 +72,8 @@ void UserKernel::launch(Dim3 grid, Dim3 block, size_t shared_bytes, const Stream
     throw ValueError("kernel " + name_ + ": its arguments take " + std::to_string(args.bytes()) +
                      " bytes, more than CUDA's limit for kernel parameters");
   activate(device.index);
-  CUfunction f = compiled_function(handles_[static_cast<size_t>(device.index)], device.index, source_,
-                          name_);
+  auto& slot = handles_[static_cast<size_t>(device.index)];
+  CUfunction f = compiled_function(slot, device.index, source_, name_);
   cuda::launch(f, grid, block, shared_bytes, static_cast<CUstream>(stream.handle()),
                args.pointers());
 }

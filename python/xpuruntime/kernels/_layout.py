@@ -18,6 +18,15 @@ from .._core import Tensor
 PRELUDE = r"""
 #include "xrt/common.cuh"
 #include "xrt/complex.cuh"
+// CuPy's complex<T>: built from reals (complex<float>(0) is an identity), real() and imag();
+// the arithmetic is that of xpuruntime's kernels (found through the base class).
+template <class R> struct complex : xrt::ew::Complex<R> {
+  complex() = default;
+  __device__ complex(R re, R im = R(0)) : xrt::ew::Complex<R>{re, im} {}
+  __device__ complex(const xrt::ew::Complex<R>& c) : xrt::ew::Complex<R>(c) {}
+  __device__ R real() const { return this->re; }
+  __device__ R imag() const { return this->im; }
+};
 template <class T, int N, bool C> struct CArray {
   T* data_;
   long long size_;

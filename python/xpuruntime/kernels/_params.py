@@ -29,8 +29,8 @@ C_TYPES = {
     "bfloat16": "xrt::bfloat16",
     "float32": "float",
     "float64": "double",
-    "complex64": "xrt::ew::Complex<float>",
-    "complex128": "xrt::ew::Complex<double>",
+    "complex64": "complex<float>",
+    "complex128": "complex<double>",
 }
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")

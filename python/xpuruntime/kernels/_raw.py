@@ -126,12 +126,11 @@ class RawKernel:
 def _arch():
     """The architecture name lowering uses: the current device's, or sm_90 on a machine
     without one (mangled names do not depend on the architecture)."""
-    try:
-        if _cuda.device_count() > 0:
-            p = _cuda.get_device_properties(_cuda.current_device())
-            return f"sm_{p.major}{p.minor}"
-    except Exception:  # noqa: BLE001 -- no usable driver: any architecture lowers the same
-        pass
+    from ..runtime._cuda import is_available
+
+    if is_available():
+        p = _cuda.get_device_properties(_cuda.current_device())
+        return f"sm_{p.major}{p.minor}"
     return "sm_90"
 
 
