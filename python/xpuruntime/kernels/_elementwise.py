@@ -172,7 +172,7 @@ class ElementwiseKernel:
         plan = _Plan()
         plan.size = size
         plan.index_type = "int" if small else "long long"
-        plan.layout = pack_layout(merged_shape, [] if contiguous else strides)
+        plan.layout = pack_layout((), []) if contiguous else pack_layout(merged_shape, strides)
         plan.source = self._source(values, types, placeholders, len(merged_shape),
                                    len(indexed), contiguous, plan.index_type)
         plan.kernel = _cuda._UserKernel(plan.source, self.name, self.options, [])
