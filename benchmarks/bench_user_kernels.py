@@ -5,6 +5,8 @@ ReductionKernel) against CuPy's same classes on the same source, same run.
   arrays), ours and CuPy's; goal (issue 15): ours <= 0.4x CuPy's.
 - Device time: the same kernel on large arrays, timed as queued launches between
   synchronisations, reported as CuPy time / our time (goal >= 1.0).
+- Exchange: xrt.from_dlpack of a torch CUDA tensor (through torch's C exchange table) beside
+  the same import through __dlpack__ (copy=False), torch.from_dlpack and cupy.from_dlpack.
 
     python benchmarks/bench_user_kernels.py [--json out.json]
 """
@@ -82,6 +84,20 @@ def device_times(cp):
     return rows
 
 
+def exchange_costs(cp):
+    import torch
+
+    t = torch.ones(64, 64, device="cuda")
+    x = xrt.from_dlpack(t)
+    rows = [("xrt.from_dlpack(torch), C exchange API", per_call(lambda: xrt.from_dlpack(t))),
+            ("xrt.from_dlpack(torch, copy=False), __dlpack__",
+             per_call(lambda: xrt.from_dlpack(t, copy=False))),
+            ("torch.from_dlpack(xrt tensor)", per_call(lambda: torch.from_dlpack(x))),
+            ("cupy.from_dlpack(torch)", per_call(lambda: cp.from_dlpack(t)))]
+    torch.cuda.synchronize()
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", help="write the numbers here")
@@ -97,10 +113,14 @@ def main():
     print(table([(name, f"{t['ours'] * 1e6:.1f} us", f"{t['cupy'] * 1e6:.1f} us",
                   f"{t['cupy'] / t['ours']:.2f}x") for name, t in dev],
                 ("device time per launch", "xpuruntime", "CuPy", "CuPy / ours (goal >= 1)")))
+    exchange = exchange_costs(cp)
+    print(table([(name, f"{t * 1e6:.2f} us") for name, t in exchange],
+                ("DLPack import (64x64 float32 on CUDA)", "host time")))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"host": {n: {"ours": o, "cupy": c} for n, o, c in host},
-                       "device": {n: t for n, t in dev}}, f, indent=1)
+                       "device": {n: t for n, t in dev},
+                       "exchange": dict(exchange)}, f, indent=1)
 
 
 if __name__ == "__main__":
