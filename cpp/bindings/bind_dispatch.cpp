@@ -57,6 +57,9 @@ KernelInfo python_kernel(const std::string& op, const std::string& name, nb::han
     nb::object result = nb::borrow(callable->fn)(*inputs_of(call), **attrs_of(call));
     Tensor out = asarray(result, std::nullopt, std::nullopt, std::nullopt);
     Tensor& expected = call.out();
+    if (out.device() != expected.device())
+      throw ValueError("kernel '" + name + "' returned a tensor on " + out.device().str() +
+                       "; the op runs on " + expected.device().str());
     if (!(out.shape() == expected.shape()) || out.dtype() != expected.dtype())
       throw ValueError("kernel '" + name + "' returned shape " + shape_str(out.shape()) + " " +
                        std::string(dtype_info(out.dtype()).name) + "; the op expects " +
@@ -105,13 +108,14 @@ void bind_dispatch(nb::module_& m) {
     if (!PyCallable_Check(fn.ptr())) throw TypeError("register_kernel: fn must be callable");
     if (!supports.is_none() && !PyCallable_Check(supports.ptr()))
       throw TypeError("register_kernel: supports must be callable or None");
+    // A CUDA kernel in Python (an ElementwiseKernel, a function launching a RawKernel)
+    // enqueues on the current stream, as the built-in kernels do.
     DeviceType type = device_type_arg(device);
-    if (type != DeviceType::CPU)
-      throw UnsupportedOperationError("Python kernels run on the cpu device only");
     KernelRegistry::global().add(python_kernel(op, name, fn, type, supports, priority));
   }, nb::arg("op"), nb::arg("name"), nb::arg("fn"), nb::kw_only(), nb::arg("device") = "cpu",
      nb::arg("supports").none() = nb::none(), nb::arg("priority") = 0,
-     "Registers a Python callable as a kernel of op: fn(*inputs, **attrs) -> Tensor.");
+     "Registers a Python callable (a user kernel: ElementwiseKernel, ReductionKernel, or a "
+     "function) as a kernel of op on device: fn(*inputs, **attrs) -> Tensor.");
   m.def("unregister_kernel", [](const std::string& op, const std::string& name,
                                 const std::string& device) {
     if (!KernelRegistry::global().remove(op, name, device_type_arg(device)))

@@ -1,15 +1,212 @@
 // cpp/bindings/bind_dlpack.cpp: __dlpack__, __dlpack_device__ and from_dlpack (capsules).
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <utility>
+#include <vector>
 
 #include "bindings.h"
 #include "xpuruntime/dlpack.h"
 #include "xpuruntime/dlpack_protocol.h"
 #include "xpuruntime/errors.h"
+#include "xpuruntime/runtime/stream.h"
 
 namespace xrt::py {
 namespace {
 
 namespace dl = xrt::dlpack;
+
+// ---- the C exchange API (DLPack 1.3) --------------------------------------------------
+// Note: these functions are called from C with the GIL held; they must not throw, so each
+// turns an exception into a Python error and returns -1.
+
+int fail() {
+  try {
+    throw;
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const TypeError& e) {
+    PyErr_SetString(PyExc_TypeError, e.what());
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_BufferError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_BufferError, "unknown C++ exception in xpuruntime's DLPack API");
+  }
+  return -1;
+}
+
+const Tensor& tensor_of(void* py_object) {
+  nb::handle h(static_cast<PyObject*>(py_object));
+  if (!nb::isinstance<Tensor>(h)) throw TypeError("not an xpuruntime Tensor");
+  return nb::cast<const Tensor&>(h);
+}
+
+int exchange_managed_from_py(void* py_object, dl::DLManagedTensorVersioned** out) noexcept {
+  try {
+    *out = dl::export_versioned(tensor_of(py_object), false);
+    return 0;
+  } catch (...) {
+    return fail();
+  }
+}
+
+int exchange_dltensor_from_py(void* py_object, dl::DLTensor* out) noexcept {
+  try {
+    const Tensor& t = tensor_of(py_object);  // alive until control returns: views into it
+    const DTypeInfo& info = dtype_info(t.dtype());
+    out->data = t.data();
+    out->device = {t.device().dlpack_type(), t.device().index};
+    out->ndim = t.ndim();
+    out->dtype = {info.dlpack_code, info.dlpack_bits, 1};
+    out->shape = const_cast<int64_t*>(t.shape().data());
+    out->strides = const_cast<int64_t*>(t.strides().data());
+    out->byte_offset = 0;
+    return 0;
+  } catch (...) {
+    return fail();
+  }
+}
+
+int exchange_managed_to_py(dl::DLManagedTensorVersioned* tensor, void** out) noexcept {
+  try {
+    *out = nb::cast(dl::import_versioned(tensor)).release().ptr();
+    return 0;
+  } catch (...) {
+    return fail();
+  }
+}
+
+int exchange_allocator(dl::DLTensor* prototype, dl::DLManagedTensorVersioned** out,
+                       void* error_ctx,
+                       void (*set_error)(void*, const char*, const char*)) noexcept {
+  try {
+    Device device = dl::device_from_dlpack(prototype->device.device_type,
+                                           prototype->device.device_id);
+    auto dtype = dtype_from_dlpack(prototype->dtype.code, prototype->dtype.bits,
+                                   prototype->dtype.lanes);
+    if (!dtype) throw BufferError("unsupported DLPack dtype");
+    if (prototype->ndim < 0 || (prototype->ndim > 0 && !prototype->shape))
+      throw BufferError("the prototype has no shape");
+    Dims shape(prototype->shape, prototype->shape + prototype->ndim);
+    *out = dl::export_versioned(empty(shape, *dtype, device), false);
+    return 0;
+  } catch (const std::exception& e) {
+    if (set_error) set_error(error_ctx, "BufferError", e.what());
+    return -1;
+  } catch (...) {
+    if (set_error) set_error(error_ctx, "BufferError", "unknown error");
+    return -1;
+  }
+}
+
+int exchange_current_stream(int32_t device_type, int32_t device_id, void** out) noexcept {
+  try {
+    *out = nullptr;  // the host has no stream
+    if (device_type == dl::kDLCUDA || device_type == dl::kDLCUDAManaged)
+      *out = current_stream(dl::device_from_dlpack(device_type, device_id)).handle();
+    return 0;
+  } catch (...) {
+    return fail();
+  }
+}
+
+const dl::ExchangeAPI exchange_api = {
+    {dl::kExchangeVersion, nullptr},
+    exchange_allocator,
+    exchange_managed_from_py,
+    exchange_managed_to_py,
+    exchange_dltensor_from_py,
+    exchange_current_stream,
+};
+
+/// The exchange API of obj's type (null when it has none or an incompatible major version),
+/// looked up once per type. The types found are kept alive, so their addresses stay theirs.
+const dl::ExchangeAPI* exchange_api_of(nb::handle obj) {
+  static std::vector<std::pair<PyTypeObject*, const dl::ExchangeAPI*>>* known =
+      new std::vector<std::pair<PyTypeObject*, const dl::ExchangeAPI*>>();
+  PyTypeObject* type = Py_TYPE(obj.ptr());
+  for (const auto& [t, api] : *known)
+    if (t == type) return api;
+  const dl::ExchangeAPI* api = nullptr;
+  PyObject* capsule = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type),
+                                             "__dlpack_c_exchange_api__");
+  if (!capsule) {
+    PyErr_Clear();
+  } else {
+    if (PyCapsule_IsValid(capsule, "dlpack_exchange_api")) {
+      api = static_cast<const dl::ExchangeAPI*>(
+          PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
+      // A table of another major version may lay its fields out otherwise: walk back to
+      // one of ours, or use the Python protocol.
+      const dl::ExchangeAPIHeader* h = api ? &api->header : nullptr;
+      while (h && h->version.major != dl::kExchangeVersion.major) h = h->prev_api;
+      api = reinterpret_cast<const dl::ExchangeAPI*>(h);
+      if (api && !api->managed_tensor_from_py_object_no_sync) api = nullptr;
+    }
+    Py_DECREF(capsule);
+  }
+  Py_INCREF(type);
+  known->emplace_back(type, api);
+  return api;
+}
+
+/// obj imported through its type's C table: no interpreter call. Our current stream waits
+/// for the producer's (the "no sync" export leaves that to the consumer).
+Tensor import_through_exchange(const dl::ExchangeAPI& api, nb::handle obj) {
+  dl::DLManagedTensorVersioned* managed = nullptr;
+  if (api.managed_tensor_from_py_object_no_sync(obj.ptr(), &managed) != 0)
+    throw nb::python_error();
+  Tensor t;
+  try {
+    t = dl::import_versioned(managed);
+  } catch (...) {
+    if (managed && managed->deleter) managed->deleter(managed);
+    throw;
+  }
+  if (t.device().type == DeviceType::CUDA && api.current_work_stream) {
+    void* producer = nullptr;
+    if (api.current_work_stream(dl::kDLCUDA, t.device().index, &producer) != 0)
+      throw nb::python_error();
+    Stream ours = current_stream(t.device());
+    if (producer != ours.handle()) ours.wait(Stream(t.device(), producer));
+  }
+  return t;
+}
+
+void release_owner(void*, void* owner) {
+  if (!Py_IsInitialized()) return;  // at exit: leak rather than touch a dead interpreter
+  PyGILState_STATE state = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(owner));
+  PyGILState_Release(state);
+}
+
+/// A view of foreign memory at ptr (the first element), owner kept alive by the storage.
+Tensor from_pointer(uintptr_t ptr, std::vector<int64_t> shape, std::vector<int64_t> strides,
+                    nb::handle dtype, nb::handle device, nb::handle owner, bool readonly) {
+  DType d = dtype_arg(dtype);
+  std::optional<Device> where = optional_device_arg(device);
+  if (!where) throw ValueError("_from_pointer needs a device");
+  if (shape.size() != strides.size())
+    throw ValueError("shape and strides must have the same length");
+  int64_t low = 0, high = 0;
+  bool empty = false;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] < 0) throw ValueError("a shape cannot be negative");
+    if (shape[k] == 0) empty = true;
+    else (strides[k] < 0 ? low : high) += (shape[k] - 1) * strides[k];
+  }
+  int64_t item = static_cast<int64_t>(itemsize(d));
+  size_t nbytes = empty ? 0 : static_cast<size_t>((high - low + 1) * item);
+  char* base = reinterpret_cast<char*>(ptr) + low * item;
+  auto storage = Storage::wrap(base, nbytes, *where, release_owner, owner.inc_ref().ptr(),
+                               readonly);
+  Dims dims(static_cast<int>(shape.size())), steps(static_cast<int>(shape.size()));
+  for (size_t k = 0; k < shape.size(); ++k) {
+    dims[static_cast<int>(k)] = shape[k];
+    steps[static_cast<int>(k)] = strides[k];
+  }
+  return Tensor(std::move(storage), std::move(dims), std::move(steps), -low * item, d);
+}
 
 constexpr const char* kVersioned = "dltensor_versioned";
 constexpr const char* kUsedVersioned = "used_dltensor_versioned";
@@ -178,6 +375,8 @@ Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<b
     t = nb::cast<const Tensor&>(obj);
   } else if (PyCapsule_CheckExact(obj.ptr())) {
     t = import_capsule(obj);
+  } else if (const dl::ExchangeAPI* api = !device && !copy ? exchange_api_of(obj) : nullptr) {
+    t = import_through_exchange(*api, obj);
   } else {
     if (!PyObject_HasAttrString(obj.ptr(), "__dlpack__"))
       throw TypeError("from_dlpack: an object of type '" +
@@ -210,6 +409,11 @@ void bind_dlpack(nb::module_& m) {
   }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(),
      nb::arg("copy").none() = nb::none(),
      "Imports any DLPack producer (or a capsule) without copying when it can.");
+  cls.attr("__dlpack_c_exchange_api__") = nb::capsule(&exchange_api, "dlpack_exchange_api");
+  m.def("_from_pointer", &from_pointer, nb::arg("ptr"), nb::arg("shape"), nb::arg("strides"),
+        nb::arg("dtype"), nb::arg("device"), nb::arg("owner"), nb::arg("readonly") = false,
+        "A Tensor over foreign memory (strides in elements), keeping owner alive: the "
+        "__cuda_array_interface__ import.");
 }
 
 }  // namespace xrt::py

@@ -58,6 +58,7 @@ void bind_runtime(nb::module_& m);
 /// c: the `_cuda` submodule of m.
 void bind_cuda(nb::module_& m, nb::module_& c);
 void bind_cuda_jit(nb::module_& m);
+void bind_cuda_kernels(nb::module_& m);
 void bind_cuda_memory(nb::module_& m);
 void bind_cuda_elementwise(nb::module_& m);
 void bind_cuda_collectives(nb::module_& m);

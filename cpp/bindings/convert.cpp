@@ -274,6 +274,13 @@ Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device>
     Tensor t = from_dlpack(obj, std::nullopt, copy == true && !dtype && !device ? copy : std::nullopt);
     return finish(t, copy == true && !dtype && !device);
   }
+  if (PyObject_HasAttrString(obj.ptr(), "__cuda_array_interface__")) {
+    // Numba, cuDF and older CUDA libraries speak only this protocol; its import (stream
+    // wait included) is Python code in xpuruntime.adapters.
+    nb::object t = nb::module_::import_("xpuruntime.adapters._cuda_array_interface")
+                       .attr("from_cuda_array_interface")(obj);
+    return finish(nb::cast<Tensor>(t), false);
+  }
   if (PyObject_CheckBuffer(obj.ptr())) {
     // Note: arrays (our tensors, DLPack producers such as NumPy) keep their device, as the
     // standard asks; a plain buffer (bytes, array.array, memoryview) is host data like a

@@ -253,6 +253,7 @@ NB_MODULE(_core, m) {
   bind_cuda_loader(cuda);
   bind_cuda(m, cuda);
   bind_cuda_jit(cuda);
+  bind_cuda_kernels(cuda);
   bind_cuda_memory(cuda);
   bind_cuda_elementwise(cuda);
   bind_cuda_collectives(cuda);

@@ -150,3 +150,8 @@ _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
 from . import linalg  # noqa: E402,F401
 from . import inference  # noqa: E402,F401
 from .inference import EngineRegistry, InferenceSession  # noqa: E402,F401
+from . import kernels  # noqa: E402,F401
+from .kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel  # noqa: E402,F401
+from .adapters import _cuda_array_interface  # noqa: E402
+
+_cuda_array_interface.install()

@@ -34,6 +34,27 @@ struct DLManagedTensorVersioned {  // "dltensor_versioned" capsules
   DLTensor dl_tensor;
 };
 
+// DLPack 1.3's C exchange API: a per-type table of C functions (the Python type's
+// __dlpack_c_exchange_api__, a "dlpack_exchange_api" capsule), so C code exchanges tensors
+// without calling __dlpack__ through the interpreter. Objects are PyObject* as void*.
+struct ExchangeAPIHeader {
+  Version version;
+  ExchangeAPIHeader* prev_api;  ///< an older table, or null
+};
+struct ExchangeAPI {
+  ExchangeAPIHeader header;
+  int (*managed_tensor_allocator)(DLTensor* prototype, DLManagedTensorVersioned** out,
+                                  void* error_ctx,
+                                  void (*set_error)(void* error_ctx, const char* kind,
+                                                    const char* message));
+  int (*managed_tensor_from_py_object_no_sync)(void* py_object, DLManagedTensorVersioned** out);
+  int (*managed_tensor_to_py_object_no_sync)(DLManagedTensorVersioned* tensor,
+                                             void** out_py_object);
+  int (*dltensor_from_py_object_no_sync)(void* py_object, DLTensor* out);  ///< may be null
+  int (*current_work_stream)(int32_t device_type, int32_t device_id, void** out_stream);
+};
+inline constexpr Version kExchangeVersion{1, 3};
+
 inline constexpr uint64_t kFlagReadOnly = 1ull << 0;
 inline constexpr uint64_t kFlagIsCopied = 1ull << 1;
 inline constexpr Version kVersion{1, 1};

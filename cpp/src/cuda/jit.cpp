@@ -36,6 +36,9 @@ struct Counters {
       disk_rejects{0};
 } counters;
 
+std::string compile_program(const KernelSource& source, const std::string& arch,
+                            const std::string& name, std::vector<std::string>* lowered);
+
 // ---- keys --------------------------------------------------------------------------------
 
 const EmbeddedHeader* find_header(std::string_view name) {
@@ -89,6 +92,7 @@ std::string cubin_key(const KernelSource& source, const std::string& arch) {
   std::string key = "xpuruntime cubin 1\nnvrtc " + std::to_string(api.major) + "." +
                     std::to_string(api.minor) + "\n";
   for (const std::string& o : full_options(source, arch)) key += "option " + o + "\n";
+  for (const std::string& e : source.name_expressions) key += "name expression " + e + "\n";
   std::vector<const EmbeddedHeader*> used;
   collect_headers(source.source, used);
   std::sort(used.begin(), used.end(),
@@ -116,6 +120,7 @@ struct Caches {
   std::shared_mutex mutex;
   std::unordered_map<uint64_t, std::vector<FunctionEntry>> functions;
   std::unordered_map<std::string, std::shared_ptr<const std::string>> cubins;  // by key
+  std::unordered_map<std::string, std::vector<std::string>> lowered;  // by cubin key
   std::array<std::unordered_map<std::string, CUmodule>, kMaxDevices> modules;  // by key
   std::vector<CUmodule> retired;  // forgotten by clear_jit_memory_cache, still loaded
   std::array<std::string, kMaxDevices> archs;
@@ -158,6 +163,22 @@ void remember_function(uint64_t h, FunctionEntry entry) {
   bucket.push_back(std::move(entry));
 }
 
+// Note: a template kernel is found by its mangled name, which only NVRTC knows. The names are
+// kept beside the cubin, in memory and on disk (one line each, under the cubin's key plus a
+// suffix), so a cached program is never compiled again just to learn them.
+const char* const kLoweredSuffix = "\nlowered names";
+
+void remember_lowered_names(const std::string& key, const std::vector<std::string>& names,
+                            const std::string& dir) {
+  std::string text;
+  for (const std::string& n : names) text += n + "\n";
+  if (!dir.empty() && kernel_cache_file::write(dir, key + kLoweredSuffix, text))
+    ++counters.disk_writes;
+  Caches& c = caches();
+  std::unique_lock lock(c.mutex);
+  c.lowered[key] = names;
+}
+
 std::shared_ptr<const std::string> cubin_for(const std::string& key, const KernelSource& source,
                                              const std::string& arch, const std::string& name) {
   Caches& c = caches();
@@ -178,7 +199,9 @@ std::shared_ptr<const std::string> cubin_for(const std::string& key, const Kerne
     ++counters.disk_hits;
   } else {
     if (found == kernel_cache_file::Read::Rejected) ++counters.disk_rejects;
-    cubin = compile_cubin(source, arch, name);
+    std::vector<std::string> lowered;
+    cubin = compile_program(source, arch, name, &lowered);
+    if (!source.name_expressions.empty()) remember_lowered_names(key, lowered, dir);
     if (!dir.empty() && kernel_cache_file::write(dir, key, cubin)) ++counters.disk_writes;
   }
   auto shared = std::make_shared<const std::string>(std::move(cubin));
@@ -247,6 +270,13 @@ std::string kernel_cache_dir() { return kernel_cache_file::default_dir(); }
 
 std::string compile_cubin(const KernelSource& source, const std::string& arch,
                           const std::string& name) {
+  return compile_program(source, arch, name, nullptr);
+}
+
+namespace {
+
+std::string compile_program(const KernelSource& source, const std::string& arch,
+                            const std::string& name, std::vector<std::string>* lowered) {
   const NvrtcApi& api = nvrtc();
   check_arch(api, arch);
   std::vector<const char*> header_texts, header_names;
@@ -267,6 +297,8 @@ std::string compile_cubin(const KernelSource& source, const std::string& arch,
               "nvrtcCreateProgram");
   std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> guard(
       &program, [](nvrtcProgram* p) { nvrtc().nvrtcDestroyProgram(p); });
+  for (const std::string& e : source.name_expressions)
+    nvrtc_check(api.nvrtcAddNameExpression(program, e.c_str()), "nvrtcAddNameExpression");
   nvrtcResult result =
       api.nvrtcCompileProgram(program, static_cast<int>(option_ptrs.size()), option_ptrs.data());
   ++counters.compiles;
@@ -286,7 +318,51 @@ std::string compile_cubin(const KernelSource& source, const std::string& arch,
   nvrtc_check(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
   std::string cubin(size, '\0');
   nvrtc_check(api.nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN");
+  if (lowered) {
+    lowered->clear();
+    for (const std::string& e : source.name_expressions) {
+      const char* mangled = nullptr;
+      nvrtc_check(api.nvrtcGetLoweredName(program, e.c_str(), &mangled), "nvrtcGetLoweredName");
+      lowered->push_back(mangled ? mangled : "");
+    }
+  }
   return cubin;
+}
+
+}  // namespace
+
+std::vector<std::string> lowered_names(const KernelSource& source, const std::string& arch) {
+  if (source.name_expressions.empty()) return {};
+  std::string key = cubin_key(source, arch);
+  Caches& c = caches();
+  auto find = [&]() -> std::optional<std::vector<std::string>> {
+    std::shared_lock lock(c.mutex);
+    auto it = c.lowered.find(key);
+    if (it == c.lowered.end()) return std::nullopt;
+    return it->second;
+  };
+  if (auto names = find()) return *names;
+  std::string dir = kernel_cache_dir(), text;
+  if (!dir.empty() &&
+      kernel_cache_file::read(dir, key + kLoweredSuffix, text) == kernel_cache_file::Read::Hit) {
+    std::vector<std::string> names;
+    for (size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+      names.push_back(text.substr(at, end - at));
+    if (names.size() == source.name_expressions.size()) {
+      ++counters.disk_hits;
+      std::unique_lock lock(c.mutex);
+      return c.lowered[key] = names;
+    }
+  }
+  // Compiles (or, when the cubin is cached but its names are not, compiles again).
+  std::vector<std::string> names;
+  std::string cubin = compile_program(source, arch, "", &names);
+  remember_lowered_names(key, names, dir);
+  {
+    std::unique_lock lock(c.mutex);
+    c.cubins.emplace(key, std::make_shared<const std::string>(std::move(cubin)));
+  }
+  return names;
 }
 
 std::string cached_cubin(const KernelSource& source, const std::string& arch,
@@ -384,6 +460,7 @@ void clear_jit_memory_cache() {
   std::unique_lock lock(c.mutex);
   c.functions.clear();
   c.cubins.clear();
+  c.lowered.clear();
   for (auto& modules : c.modules) {
     for (auto& [key, module] : modules) c.retired.push_back(module);
     modules.clear();

@@ -24,7 +24,10 @@ inline constexpr nvrtcResult NVRTC_SUCCESS = 0;
   X(nvrtcGetProgramLog, (nvrtcProgram program, char* log))                               \
   X(nvrtcGetCUBINSize, (nvrtcProgram program, size_t * size))                           \
   X(nvrtcGetCUBIN, (nvrtcProgram program, char* cubin))                                 \
-  X(nvrtcDestroyProgram, (nvrtcProgram * program))
+  X(nvrtcDestroyProgram, (nvrtcProgram * program))                                       \
+  X(nvrtcAddNameExpression, (nvrtcProgram program, const char* name_expression))         \
+  X(nvrtcGetLoweredName, (nvrtcProgram program, const char* name_expression,            \
+                          const char** lowered_name))
 
 /// The loaded NVRTC: one function pointer per entry of the table above.
 struct NvrtcApi {

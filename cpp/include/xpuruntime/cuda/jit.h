@@ -21,6 +21,9 @@ struct Dim3 {
 struct KernelSource {
   std::string source;
   std::vector<std::string> options;
+  /// C++ names of template kernels to instantiate ("scale<float>"); lowered_names() gives
+  /// their mangled names, which compile_function finds.
+  std::vector<std::string> name_expressions = {};
 };
 
 /// A kernel compiled and loaded on one device. Kernels are looked up by name, so give each
@@ -46,6 +49,9 @@ void launch(const Function& fn, Dim3 grid, Dim3 block, size_t shared_bytes,
 /// with NVRTC's log on failure. `name` (the kernel's, for messages) is optional.
 std::string compile_cubin(const KernelSource& source, const std::string& arch,
                           const std::string& name = "");
+/// The mangled names of source.name_expressions, in order, as NVRTC lowers them when it
+/// compiles source for arch (through the caches: a cached program is not compiled again).
+std::vector<std::string> lowered_names(const KernelSource& source, const std::string& arch);
 /// compile_cubin through the memory and disk caches (no device needed).
 std::string cached_cubin(const KernelSource& source, const std::string& arch,
                          const std::string& name = "");

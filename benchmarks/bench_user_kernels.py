@@ -1,0 +1,127 @@
+"""benchmarks/bench_user_kernels.py: user kernels (RawKernel, ElementwiseKernel,
+ReductionKernel) against CuPy's same classes on the same source, same run.
+
+- Host cost: the mean host time per launch of a loop that never synchronises (tiny
+  arrays), ours and CuPy's; goal (issue 15): ours <= 0.4x CuPy's.
+- Device time: the same kernel on large arrays, timed as queued launches between
+  synchronisations, reported as CuPy time / our time (goal >= 1.0).
+- Exchange: xrt.from_dlpack of a torch CUDA tensor (through torch's C exchange table) beside
+  the same import through __dlpack__ (copy=False), torch.from_dlpack and cupy.from_dlpack.
+
+    python benchmarks/bench_user_kernels.py [--json out.json]
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import median_seconds, per_call, table  # noqa: E402
+
+import xpuruntime as xrt  # noqa: E402
+
+SCALE = r'''
+extern "C" __global__ void scale(const float* x, float* y, float a, float b, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] * a + b;
+}
+'''
+EW = ("T x, T y", "T z", "z = x * y + (T)3", "ew_mad")
+RED = ("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "rk_l2")
+
+
+def host_costs(cp):
+    rows = []
+    n = 16
+    x, y = xrt.ones((n,), device="cuda:0"), xrt.empty((n,), device="cuda:0")
+    cx, cy = cp.ones(n, dtype=cp.float32), cp.empty(n, dtype=cp.float32)
+    ours, theirs = xrt.RawKernel(SCALE, "scale"), cp.RawKernel(SCALE, "scale")
+    a, b = np.float32(2), np.float32(1)
+    rows.append(("RawKernel (2 arrays, 3 scalars)",
+                 per_call(lambda: ours((1,), (32,), (x, y, a, b, n))),
+                 per_call(lambda: theirs((1,), (32,), (cx, cy, a, b, n)))))
+    ew, cew = xrt.ElementwiseKernel(*EW), cp.ElementwiseKernel(*EW)
+    rows.append(("ElementwiseKernel, output allocated", per_call(lambda: ew(x, x)),
+                 per_call(lambda: cew(cx, cx))))
+    rows.append(("ElementwiseKernel, output passed", per_call(lambda: ew(x, x, y)),
+                 per_call(lambda: cew(cx, cx, cy))))
+    red, cred = xrt.ReductionKernel(*RED), cp.ReductionKernel(*RED)
+    m, cm = xrt.ones((4, 4), device="cuda:0"), cp.ones((4, 4), dtype=cp.float32)
+    rows.append(("ReductionKernel axis=1", per_call(lambda: red(m, axis=1)),
+                 per_call(lambda: cred(cm, axis=1))))
+    xrt.cuda.synchronize()
+    return rows
+
+
+def device_times(cp):
+    rows = []
+    rng = np.random.default_rng(0)
+    n = 1 << 24
+    h = rng.standard_normal(n).astype(np.float32)
+    x, y = xrt.asarray(h, device="cuda:0"), xrt.empty((n,), device="cuda:0")
+    cx, cy = cp.asarray(h), cp.empty(n, dtype=cp.float32)
+    ours, theirs = xrt.RawKernel(SCALE, "scale"), cp.RawKernel(SCALE, "scale")
+    g = ((n + 255) // 256,)
+    a, b = np.float32(2), np.float32(1)
+    rows.append(("RawKernel scale, 2^24 float32", median_seconds({
+        "ours": lambda: ours(g, (256,), (x, y, a, b, n)),
+        "cupy": lambda: theirs(g, (256,), (cx, cy, a, b, n))}, 20, 5)))
+    ew, cew = xrt.ElementwiseKernel(*EW), cp.ElementwiseKernel(*EW)
+    rows.append(("ElementwiseKernel, 2^24 contiguous", median_seconds({
+        "ours": lambda: ew(x, x, y), "cupy": lambda: cew(cx, cx, cy)}, 20, 5)))
+    m = rng.standard_normal((4096, 4096)).astype(np.float32)
+    xm, cm = xrt.asarray(m, device="cuda:0"), cp.asarray(m)
+    ym, cym = xrt.empty((4096, 4096), device="cuda:0"), cp.empty((4096, 4096), cp.float32)
+    rows.append(("ElementwiseKernel, 4096^2 transposed input", median_seconds({
+        "ours": lambda: ew(xm.mT, xm, ym), "cupy": lambda: cew(cm.T, cm, cym)}, 20, 5)))
+    red, cred = xrt.ReductionKernel(*RED), cp.ReductionKernel(*RED)
+    for axis in (1, 0):
+        rows.append((f"ReductionKernel l2, 4096^2 axis={axis}", median_seconds({
+            "ours": lambda: red(xm, axis=axis), "cupy": lambda: cred(cm, axis=axis)}, 10, 5)))
+    return rows
+
+
+def exchange_costs(cp):
+    import torch
+
+    t = torch.ones(64, 64, device="cuda")
+    x = xrt.from_dlpack(t)
+    rows = [("xrt.from_dlpack(torch), C exchange API", per_call(lambda: xrt.from_dlpack(t))),
+            ("xrt.from_dlpack(torch, copy=False), __dlpack__",
+             per_call(lambda: xrt.from_dlpack(t, copy=False))),
+            ("torch.from_dlpack(xrt tensor)", per_call(lambda: torch.from_dlpack(x))),
+            ("cupy.from_dlpack(torch)", per_call(lambda: cp.from_dlpack(t)))]
+    torch.cuda.synchronize()
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", help="write the numbers here")
+    args = parser.parse_args()
+    import cupy as cp
+
+    print(f"device: {xrt.cuda.get_device_properties(0).name}")
+    host = host_costs(cp)
+    print(table([(name, f"{o * 1e6:.2f} us", f"{c * 1e6:.2f} us", f"{o / c:.2f}x")
+                 for name, o, c in host],
+                ("host cost per launch", "xpuruntime", "CuPy", "ours / CuPy (goal <= 0.4)")))
+    dev = device_times(cp)
+    print(table([(name, f"{t['ours'] * 1e6:.1f} us", f"{t['cupy'] * 1e6:.1f} us",
+                  f"{t['cupy'] / t['ours']:.2f}x") for name, t in dev],
+                ("device time per launch", "xpuruntime", "CuPy", "CuPy / ours (goal >= 1)")))
+    exchange = exchange_costs(cp)
+    print(table([(name, f"{t * 1e6:.2f} us") for name, t in exchange],
+                ("DLPack import (64x64 float32 on CUDA)", "host time")))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"host": {n: {"ours": o, "cupy": c} for n, o, c in host},
+                       "device": {n: t for n, t in dev},
+                       "exchange": dict(exchange)}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+// cpp/bindings/bind_cuda_kernels.cpp: `_core._cuda._UserKernel`, the compiled half of
+// xpuruntime.kernels: Python arguments converted into a packed buffer and launched.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <complex>
+
+#include "bind_args.h"
+#include "bindings.h"
+#include "xpuruntime/cuda/runtime.h"
+#include "xpuruntime/cuda/user_kernel.h"
+#include "xpuruntime/errors.h"
+#include "xpuruntime/runtime/stream.h"
+
+namespace xrt::py {
+namespace {
+
+using cuda::KernelArguments;
+using cuda::UserKernel;
+
+cuda::Dim3 dim3_of(nb::handle o, const char* what) {
+  cuda::Dim3 d;
+  if (!is_tuple_or_list(o)) {
+    d.x = static_cast<unsigned>(int_arg(o, what));
+    if (int_arg(o, what) < 0) throw ValueError(std::string(what) + " must not be negative");
+    return d;
+  }
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o.ptr());
+  if (n < 1 || n > 3) throw ValueError(std::string(what) + " must have 1 to 3 entries");
+  PyObject** items = PySequence_Fast_ITEMS(o.ptr());
+  unsigned* out[3] = {&d.x, &d.y, &d.z};
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    int64_t v = int_arg(items[i], what);
+    if (v < 0 || v > 0xffffffffLL)
+      throw ValueError(std::string(what) + " entries must be in [0, 2**32), got " +
+                       std::to_string(v));
+    *out[i] = static_cast<unsigned>(v);
+  }
+  return d;
+}
+
+void add_tensor(KernelArguments& out, const Tensor& t, int& device) {
+  if (t.device().type != DeviceType::CUDA)
+    throw ValueError("kernel arguments must live on a CUDA device, got a tensor on " +
+                     t.device().str());
+  if (device >= 0 && t.device().index != device)
+    throw ValueError("kernel arguments must be on the kernel's device cuda:" +
+                     std::to_string(device) + ", got one on " + t.device().str());
+  device = t.device().index;
+  out.add_pointer(t.data());
+}
+
+/// CuPy's rules: a tensor passes its data pointer, bool a C++ bool, int a long long, float
+/// a double, complex a complex<double>, a NumPy scalar (or one-element array) its own bytes;
+/// any DLPack array on the device is imported without a copy. Beyond CuPy: bytes pass their
+/// contents by value (a struct the caller packed).
+void add_argument(KernelArguments& out, nb::handle a, int& device,
+                  std::vector<nb::object>& imported) {
+  PyObject* p = a.ptr();
+  if (nb::isinstance<Tensor>(a)) return add_tensor(out, nb::cast<const Tensor&>(a), device);
+  if (PyBool_Check(p)) {
+    bool v = p == Py_True;
+    return out.add_bytes(&v, sizeof v, alignof(bool));
+  }
+  if (PyLong_CheckExact(p)) {
+    long long v = int_arg(a, "a kernel's int argument");
+    return out.add_bytes(&v, sizeof v, alignof(long long));
+  }
+  if (PyFloat_CheckExact(p)) {
+    double v = PyFloat_AS_DOUBLE(p);
+    return out.add_bytes(&v, sizeof v, alignof(double));
+  }
+  if (PyComplex_CheckExact(p)) {
+    std::complex<double> v(PyComplex_RealAsDouble(p), PyComplex_ImagAsDouble(p));
+    return out.add_bytes(&v, sizeof v, alignof(double));
+  }
+  if (PyBytes_CheckExact(p)) {
+    // A struct packed by the caller (xpuruntime.kernels passes array layouts this way).
+    return out.add_bytes(PyBytes_AS_STRING(p), static_cast<size_t>(PyBytes_GET_SIZE(p)), 8);
+  }
+  if (PyObject_CheckBuffer(p) && !PyByteArray_Check(p)) {
+    // NumPy scalars (np.float32(1), structured np.void records) and one-element arrays.
+    Py_buffer view;
+    if (PyObject_GetBuffer(p, &view, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
+    std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> release(&view, PyBuffer_Release);
+    if (view.len != view.itemsize || !PyBuffer_IsContiguous(&view, 'C'))
+      throw TypeError("a host array passed to a kernel must hold exactly one element (it is "
+                      "passed by value); got " + type_name_of(a) + " of " +
+                      std::to_string(view.len / std::max<Py_ssize_t>(view.itemsize, 1)) +
+                      " elements: move arrays to the device first");
+    size_t size = static_cast<size_t>(view.itemsize);
+    size_t align = size >= 16 ? 16 : size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
+    while (size % align) align /= 2;
+    return out.add_bytes(view.buf, size, align);
+  }
+  if (nb::hasattr(a, "__dlpack__")) {
+    nb::object t = nb::cast(from_dlpack(a, std::nullopt, std::nullopt));
+    imported.push_back(t);
+    return add_tensor(out, nb::cast<const Tensor&>(t), device);
+  }
+  if (PyLong_Check(p) || PyFloat_Check(p) || PyComplex_Check(p)) {
+    // Subclasses of int, float and complex (other than NumPy's) pass as their base type.
+    auto* complex_type = reinterpret_cast<PyObject*>(&PyComplex_Type);
+    PyObject* base_value = PyLong_Check(p)    ? PyNumber_Long(p)
+                           : PyFloat_Check(p) ? PyNumber_Float(p)
+                                              : PyObject_CallOneArg(complex_type, p);
+    nb::object base = nb::steal(base_value);
+    if (!base.is_valid()) throw nb::python_error();
+    return add_argument(out, base, device, imported);
+  }
+  throw TypeError("a kernel argument must be a Tensor, an array on the device (DLPack), a "
+                  "NumPy scalar, bool, int, float or complex; got " + type_name_of(a));
+}
+
+void launch(UserKernel& kernel, nb::handle grid, nb::handle block, nb::handle args,
+            size_t shared_bytes, nb::handle stream) {
+  static thread_local KernelArguments buffer;
+  cuda::Dim3 g = dim3_of(grid, "grid"), b = dim3_of(block, "block");
+  if (!is_tuple_or_list(args))
+    throw TypeError("kernel arguments must be a tuple or list, got " + type_name_of(args));
+  buffer.clear();
+  int device = -1;
+  std::vector<nb::object> imported;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(args.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(args.ptr());
+  for (Py_ssize_t i = 0; i < n; ++i) add_argument(buffer, items[i], device, imported);
+  Stream s;
+  if (stream.is_none()) {
+    if (device < 0) device = cuda::current_device();
+    s = current_stream(Device{DeviceType::CUDA, static_cast<int16_t>(device)});
+  } else {
+    if (!nb::isinstance<Stream>(stream))
+      throw TypeError("stream must be an xpuruntime Stream or None, got " +
+                      type_name_of(stream));
+    s = nb::cast<const Stream&>(stream);
+    if (device >= 0 && s.device().index != device)
+      throw ValueError("the stream is on " + s.device().str() +
+                       ", the kernel's arguments on cuda:" + std::to_string(device));
+  }
+  if (!kernel.compiled(s.device().index)) {
+    nb::gil_scoped_release release;  // NVRTC may take seconds
+    kernel.function(s.device());
+  }
+  kernel.launch(g, b, shared_bytes, s, buffer);
+}
+
+}  // namespace
+
+void bind_cuda_kernels(nb::module_& m) {
+  nb::class_<UserKernel>(m, "_UserKernel",
+                         "A user's kernel: compiled per device on first launch, through the "
+                         "JIT's memory and disk caches.")
+      .def("__init__", [](UserKernel* self, std::string source, std::string name,
+                          std::vector<std::string> options,
+                          std::vector<std::string> name_expressions) {
+        new (self) UserKernel({std::move(source), std::move(options),
+                               std::move(name_expressions)}, std::move(name));
+      }, nb::arg("source"), nb::arg("name"), nb::arg("options") = std::vector<std::string>(),
+         nb::arg("name_expressions") = std::vector<std::string>())
+      .def_prop_ro("name", &UserKernel::name)
+      .def("compile", [](UserKernel& k, int device) {
+        nb::gil_scoped_release release;
+        k.function(Device{DeviceType::CUDA, static_cast<int16_t>(device)});
+      }, nb::arg("device"), "Compiles for cuda:device now (launches compile on demand).")
+      .def("attribute", [](UserKernel& k, int device, int attribute) {
+        return k.attribute(Device{DeviceType::CUDA, static_cast<int16_t>(device)}, attribute);
+      }, nb::arg("device"), nb::arg("attribute"), "cuFuncGetAttribute of the function.")
+      .def("launch", &launch, nb::arg("grid"), nb::arg("block"), nb::arg("args"),
+           nb::arg("shared_mem") = 0, nb::arg("stream").none() = nb::none(),
+           "Launches on stream (None: the current stream of the arguments' device).");
+  m.def("_lowered_names", [](std::string source, std::vector<std::string> options,
+                             std::vector<std::string> name_expressions, std::string arch) {
+    nb::gil_scoped_release release;
+    return cuda::lowered_names({std::move(source), std::move(options),
+                                std::move(name_expressions)}, arch);
+  }, nb::arg("source"), nb::arg("options"), nb::arg("name_expressions"), nb::arg("arch"),
+     "The mangled names NVRTC gives name_expressions (through the JIT caches).");
+}
+
+}  // namespace xrt::py

@@ -1,0 +1,241 @@
+"""python/xpuruntime/kernels/_reduction.py: ReductionKernel, CuPy's reduction kernel class on
+xpuruntime's JIT.
+
+- The inputs broadcast together; ``axis`` (None: all) is reduced, ``keepdims`` keeps it as 1.
+- Deterministic: one block reduces one output element (blocks stride over the outputs);
+  thread t folds the elements t, t + B, t + 2B, ... in that order, then the block folds the
+  B partial values in a fixed tree. The result depends on the shape only, never on timing.
+- Specialised per dtype and per merged ndim of the kept and reduced dimensions, like
+  ElementwiseKernel; every operand may have any strides.
+- Note: a block per output element is slow for a huge reduction to few outputs (a full
+  sum of 10**8 elements runs on one SM); a deterministic two-pass split is future work.
+"""
+
+import numpy as np
+
+from .. import _core
+from .._core import Tensor, UnsupportedOperationError, _cuda
+from ._layout import (
+    PRELUDE,
+    broadcast_shapes,
+    broadcast_strides,
+    dtype_name,
+    merge_dims,
+    pack_layout,
+    scalar_value,
+    to_array_or_scalar,
+)
+from ._params import C_TYPES, check_unique, decide_types, parse_params
+from ._raw import check_backend, nvrtc_options
+
+_BLOCK = 256
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
+    out = []
+    for a in axes:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"axis must be an int, a tuple of ints or None, got {axis!r}")
+        if not -ndim <= a < ndim:
+            raise np.exceptions.AxisError(int(a), ndim)
+        a = int(a) % ndim
+        if a in out:
+            raise ValueError(f"axis {a} is repeated in {axis!r}")
+        out.append(a)
+    return tuple(sorted(out))
+
+
+class _Plan:
+    __slots__ = ("source", "kernel", "layout_out", "layout_reduce", "nout", "nreduce", "grid")
+
+
+class ReductionKernel:
+    """``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
+    identity, name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='',
+    options=())``, called as ``kernel(*inputs, out=None, axis=None, keepdims=False,
+    stream=None)``."""
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+                 name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
+                 options=(), *, backend="nvrtc", jitify=False):
+        check_backend(backend, jitify)
+        self.in_params = parse_params(in_params, "in_params")
+        self.out_params = parse_params(out_params, "out_params")
+        check_unique(self.in_params, self.out_params)
+        if len(self.out_params) != 1:
+            raise ValueError("a ReductionKernel has exactly one output parameter")
+        if any(p.raw for p in self.in_params + self.out_params):
+            raise UnsupportedOperationError("raw parameters are not supported by "
+                                            "ReductionKernel")
+        for what, text in (("map_expr", map_expr), ("reduce_expr", reduce_expr),
+                           ("post_map_expr", post_map_expr), ("name", name),
+                           ("preamble", preamble)):
+            if not isinstance(text, str):
+                raise TypeError(f"{what} must be a str, got {type(text).__name__}")
+        if identity is not None and not isinstance(identity, str):
+            identity = str(identity)
+        if reduce_type is not None and not isinstance(reduce_type, str):
+            raise TypeError("reduce_type must be a C type name (a str) or None")
+        if not name.isidentifier():
+            raise ValueError(f"name must be a C identifier, got {name!r}")
+        self.map_expr, self.reduce_expr, self.post_map_expr = map_expr, reduce_expr, post_map_expr
+        self.identity, self.name, self.preamble = identity, name, preamble
+        out = self.out_params[0]
+        # CuPy: the accumulator has the output's type unless reduce_type says otherwise.
+        self.reduce_type = reduce_type or out.placeholder or C_TYPES[out.dtype]
+        self.reduce_dims = reduce_dims
+        self.options = nvrtc_options(options)
+        self.nin = len(self.in_params)
+        self._plans = {}
+
+    def _prepare(self, args, out=None, axis=None, keepdims=False):
+        if len(args) != self.nin:
+            raise TypeError(f"{self.name} takes {self.nin} inputs, got {len(args)} (pass the "
+                            f"output as out=)")
+        values = [to_array_or_scalar(a) for a in args]
+        if out is not None:
+            out = to_array_or_scalar(out)
+            if not isinstance(out, Tensor):
+                raise TypeError("out must be an array")
+        in_dtypes = [dtype_name(v) if isinstance(v, Tensor) else None for v in values]
+        in_types, out_types, placeholders = decide_types(
+            self.in_params, self.out_params, in_dtypes,
+            None if out is None else [dtype_name(out)])
+        arrays = [v for v in values if isinstance(v, Tensor)]
+        if not arrays:
+            raise ValueError(f"{self.name}: at least one input must be an array")
+        device = arrays[0].device
+        for v in arrays:
+            if v.device != device:
+                raise ValueError(f"{self.name}: arguments on {device} and {v.device}")
+        shape = broadcast_shapes([v.shape for v in arrays])
+        axes = _axes(axis, len(shape))
+        kept = [k for k in range(len(shape)) if k not in axes]
+        out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape)) if keepdims \
+            else tuple(shape[k] for k in kept)
+        if out is None:
+            out = _core.empty(out_shape, dtype=getattr(_core, out_types[0]), device=device)
+        else:
+            if out.shape != out_shape:
+                raise ValueError(f"out has shape {out.shape}, the result's is {out_shape}")
+            if out.device != device:
+                raise ValueError(f"out is on {out.device}, the inputs on {device}")
+            if out._is_readonly():
+                raise ValueError("out is read-only")
+        values = [v if isinstance(v, Tensor) else scalar_value(v, t)
+                  for v, t in zip(values, in_types)]
+        key = (tuple((v.dtype, v.shape, v.strides) if isinstance(v, Tensor) else type(v)
+                     for v in values), out.dtype, out.strides, axes, keepdims)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._make_plan(values, in_types + out_types,
+                                                      placeholders, shape, axes, out)
+        call = values + [out, plan.layout_out, plan.layout_reduce, plan.nout, plan.nreduce]
+        return plan, call, out
+
+    def _make_plan(self, values, types, placeholders, shape, axes, out):
+        kept = [k for k in range(len(shape)) if k not in axes]
+        arrays = [v for v in values if isinstance(v, Tensor)]
+        full = [broadcast_strides(v, shape) for v in arrays]
+        # The output's strides over the kept dimensions (keepdims' 1s carry no steps).
+        out_full = [s for k, s in zip(range(out.ndim), out.strides)]
+        if out.ndim != len(kept):
+            out_full = [out.strides[k] for k in kept]
+        kept_shape = tuple(shape[k] for k in kept)
+        red_shape = tuple(shape[k] for k in axes)
+        kept_strides = [tuple(s[k] for k in kept) for s in full] + [tuple(out_full)]
+        red_strides = [tuple(s[k] for k in axes) for s in full]
+        if self.reduce_dims:
+            kept_shape, kept_strides = merge_dims(kept_shape, kept_strides)
+            red_shape, red_strides = merge_dims(red_shape, red_strides)
+        plan = _Plan()
+        plan.nout = int(np.prod(kept_shape, dtype=np.int64))
+        plan.nreduce = int(np.prod(red_shape, dtype=np.int64))
+        plan.layout_out = pack_layout(kept_shape, kept_strides)
+        plan.layout_reduce = pack_layout(red_shape, red_strides)
+        plan.grid = min(plan.nout, 2**31 - 1)
+        plan.source = self._source(values, types, placeholders, len(kept_shape),
+                                   len(red_shape), len(arrays))
+        plan.kernel = _cuda._UserKernel(plan.source, self.name, self.options, [])
+        return plan
+
+    def _source(self, values, types, placeholders, nd_out, nd_red, narrays):
+        signature, loads = [], []
+        k = 0
+        for p, v, t in zip(self.in_params, values, types):
+            ctype = C_TYPES[t]
+            if isinstance(v, Tensor):
+                signature.append(f"const {ctype}* _p_{p.name}")
+                loads.append(f"      const {ctype}& {p.name} = _p_{p.name}[_b{k} + _r{k}];")
+                k += 1
+            else:
+                signature.append(f"const {ctype} {p.name}")
+        out = self.out_params[0]
+        signature += [f"{C_TYPES[types[-1]]}* _p_{out.name}",
+                      f"const _xrt_layout<{nd_out}, {narrays + 1}> _Lo",
+                      f"const _xrt_layout<{nd_red}, {narrays}> _Lr",
+                      "const long long _n_out", "const long long _n_reduce"]
+        typedefs = "".join(f"  typedef {C_TYPES[t]} {letter};\n"
+                           for letter, t in sorted(placeholders.items()))
+
+        def unravel(index, layout, nd, count, prefix):
+            decl = " ".join(f"long long {prefix}{q} = 0;" for q in range(count))
+            steps = "".join(
+                f"{{ long long _c = _x % {layout}.shape[{d}]; _x /= {layout}.shape[{d}];"
+                + "".join(f" {prefix}{q} += _c * {layout}.strides[{q}][{d}];"
+                          for q in range(count)) + " } "
+                for d in reversed(range(nd)))
+            return f"{decl} {{ long long _x = {index}; {steps}}}"
+
+        has_identity = self.identity is not None
+        if has_identity:
+            fold = "_acc = REDUCE(_acc, _v);"
+            init = f"_type_reduce _acc = (_type_reduce)({self.identity}); bool _has = true;"
+            combine = ("if (threadIdx.x < _s) { _sdata[threadIdx.x] = "
+                       "REDUCE(_sdata[threadIdx.x], _sdata[threadIdx.x + _s]); }")
+        else:
+            fold = "if (_has) _acc = REDUCE(_acc, _v); else { _acc = _v; _has = true; }"
+            init = "_type_reduce _acc{}; bool _has = false;"
+            combine = ("if (threadIdx.x < _s && _shas[threadIdx.x + _s]) {\n"
+                       "        _sdata[threadIdx.x] = _shas[threadIdx.x] ? REDUCE(_sdata["
+                       "threadIdx.x], _sdata[threadIdx.x + _s]) : _sdata[threadIdx.x + _s];\n"
+                       "        _shas[threadIdx.x] = true; }")
+        return (
+            f"{PRELUDE}\n{self.preamble}\n"
+            f"#define REDUCE(a, b) ({self.reduce_expr})\n"
+            f"#define POST_MAP(a) ({self.post_map_expr})\n"
+            f'extern "C" __global__ void __launch_bounds__({_BLOCK}) {self.name}('
+            f'{", ".join(signature)}) {{\n{typedefs}'
+            f"  typedef {self.reduce_type} _type_reduce;\n"
+            f"  __shared__ _type_reduce _sdata[{_BLOCK}];\n  __shared__ bool _shas[{_BLOCK}];\n"
+            f"  for (long long _j = blockIdx.x; _j < _n_out; _j += gridDim.x) {{\n"
+            f"    {unravel('_j', '_Lo', nd_out, narrays + 1, '_b')}\n"
+            f"    {init}\n"
+            f"    for (long long _k = threadIdx.x; _k < _n_reduce; _k += {_BLOCK}) {{\n"
+            f"      {unravel('_k', '_Lr', nd_red, narrays, '_r')}\n"
+            + "\n".join(loads) + "\n"
+            f"      _type_reduce _v = (_type_reduce)({self.map_expr});\n      {fold}\n    }}\n"
+            f"    _sdata[threadIdx.x] = _acc; _shas[threadIdx.x] = _has;\n    __syncthreads();\n"
+            f"    for (int _s = {_BLOCK // 2}; _s > 0; _s >>= 1) {{\n      {combine}\n"
+            f"      __syncthreads();\n    }}\n"
+            f"    if (threadIdx.x == 0) {{\n      _type_reduce a = _sdata[0];\n"
+            f"      {C_TYPES[types[-1]]}& {out.name} = _p_{out.name}[_b{narrays}];\n"
+            f"      POST_MAP(a);\n    }}\n    __syncthreads();\n  }}\n}}\n")
+
+    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
+        plan, call, out = self._prepare(args, out, axis, keepdims)
+        if plan.nout:
+            if self.identity is None and plan.nreduce == 0:
+                raise ValueError(f"{self.name}: an empty reduction needs an identity")
+            if stream is not None:
+                from ._raw import as_stream
+
+                stream = as_stream(stream)
+            plan.kernel.launch(plan.grid, _BLOCK, call, 0, stream)
+        return out
+
+    def __repr__(self):
+        return f"<xpuruntime.ReductionKernel {self.name}>"

@@ -1,0 +1,329 @@
+"""tests/test_cuda_user_kernels.py: user kernels on the GPU: RawKernel, RawModule,
+ElementwiseKernel and ReductionKernel against CuPy's classes (bit for bit for the same
+source) and NumPy, on contiguous, strided and broadcast inputs; argument types; streams
+shared with torch and CuPy; the JIT's caches. The CPU half is test_user_kernels.py."""
+
+import numpy as np
+import pytest
+
+import xpuruntime as xrt
+from common import to_numpy
+from cuda_helpers import busy, core, cupy, jax, torch, torch_stream  # noqa: F401
+
+pytestmark = pytest.mark.cuda
+
+SCALE = r'''
+extern "C" __global__ void scale(const float* x, float* y, float a, float b, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] * a + b;
+}
+'''
+
+# Writes each argument's bytes as the kernel's signature reads them, to check C types.
+ARG_TYPES = r'''
+extern "C" __global__ void arg_types(double* out, bool b, long long i, double f, float f32,
+                                     short s, unsigned char u8, double re, double im) {
+  out[0] = b; out[1] = (double)i; out[2] = f; out[3] = f32; out[4] = s; out[5] = u8;
+  out[6] = re; out[7] = im;
+}
+'''
+
+
+def dev(a):
+    return xrt.asarray(np.ascontiguousarray(a), device="cuda:0")
+
+
+def test_raw_kernel_matches_cupy_bit_for_bit(cupy):
+    n = 1000
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    ours, theirs = xrt.RawKernel(SCALE, "scale"), cupy.RawKernel(SCALE, "scale")
+    y = xrt.empty((n,), dtype=xrt.float32, device="cuda:0")
+    ours(((n + 127) // 128,), (128,), (dev(x), y, np.float32(1.7), np.float32(0.3), n))
+    cy = cupy.empty(n, dtype=cupy.float32)
+    theirs(((n + 127) // 128,), (128,), (cupy.asarray(x), cy, np.float32(1.7),
+                                         np.float32(0.3), n))
+    assert to_numpy(y).tobytes() == cupy.asnumpy(cy).tobytes()
+
+
+def test_raw_kernel_takes_dlpack_arrays_without_copies(cupy, torch):
+    n = 256
+    ours = xrt.RawKernel(SCALE, "scale")
+    x = torch.arange(n, dtype=torch.float32, device="cuda")
+    y = cupy.zeros(n, dtype=cupy.float32)
+    ours((2,), (128,), (x, y, np.float32(2), np.float32(1), n))
+    torch.cuda.synchronize()
+    assert np.array_equal(cupy.asnumpy(y), np.arange(n, dtype=np.float32) * 2 + 1)
+
+
+def test_raw_kernel_argument_types_follow_cupy():
+    k = xrt.RawKernel(ARG_TYPES, "arg_types")
+    out = xrt.zeros((8,), dtype=xrt.float64, device="cuda:0")
+    k((1,), (1,), (out, True, 2**40 + 3, 0.1, np.float32(0.25), np.int16(-7), np.uint8(200),
+                   1.5, -2.5))
+    assert to_numpy(out).tolist() == [1, 2**40 + 3, 0.1, 0.25, -7, 200, 1.5, -2.5]
+
+
+def test_raw_kernel_bad_arguments_are_type_errors():
+    k = xrt.RawKernel(SCALE, "scale")
+    with pytest.raises(TypeError, match="exactly one element"):
+        k((1,), (1,), (np.ones(3, np.float32),))
+    with pytest.raises(TypeError, match="a kernel argument must be"):
+        k((1,), (1,), (object(),))
+    with pytest.raises(ValueError, match="live on a CUDA device"):
+        k((1,), (1,), (xrt.asarray([1.0]),))
+
+
+def test_raw_kernel_compile_error_carries_nvrtc_log():
+    k = xrt.RawKernel('extern "C" __global__ void k(float* x) { x[0] = y; }', "k")
+    with pytest.raises(xrt.CudaError, match='identifier "y" is undefined'):
+        k((1,), (1,), (xrt.zeros((1,), device="cuda:0"),))
+    missing = xrt.RawKernel('extern "C" __global__ void k() {}', "other")
+    with pytest.raises(xrt.CudaError, match="not defined by its source"):
+        missing((1,), (1,), ())
+
+
+def test_raw_kernel_uses_the_jit_caches():
+    source = SCALE.replace("scale", "scale_cached")
+    xrt.RawKernel(source, "scale_cached").compile()
+    before = core._cuda.jit_cache_info()["compiles"]
+    xrt.RawKernel(source, "scale_cached").compile()
+    assert core._cuda.jit_cache_info()["compiles"] == before
+    attributes = xrt.RawKernel(source, "scale_cached").attributes
+    assert attributes["max_threads_per_block"] >= 128 and attributes["num_regs"] > 0
+
+
+def test_raw_module_template_kernels_match_cupy(cupy):
+    code = "template <class T> __global__ void fx3(T* x, int n) { " \
+           "int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 3; }"
+    exprs = ["fx3<float>", "fx3<double>"]
+    ours, theirs = xrt.RawModule(code=code, name_expressions=exprs), \
+        cupy.RawModule(code=code, name_expressions=exprs)
+    for e, dtype in zip(exprs, (np.float32, np.float64)):
+        a = np.arange(10, dtype=dtype) / 3
+        x, cx = dev(a), cupy.asarray(a)
+        ours.get_function(e)((1,), (32,), (x, np.int32(10)))
+        theirs.get_function(e)((1,), (32,), (cx, np.int32(10)))
+        assert to_numpy(x).tobytes() == cupy.asnumpy(cx).tobytes()
+
+
+def test_raw_kernel_orders_on_a_torch_stream(torch):
+    n = 1 << 20
+    s = xrt.cuda.Stream("cuda:0")
+    x = xrt.zeros((n,), dtype=xrt.float32, device="cuda:0")
+    y = xrt.zeros((n,), dtype=xrt.float32, device="cuda:0")
+    tx = torch.from_dlpack(x)
+    busy(torch, s)
+    with torch.cuda.stream(torch_stream(torch, s)):
+        tx.fill_(5.0)  # queued behind the sleep on s
+    xrt.RawKernel(SCALE, "scale")(((n + 255) // 256,), (256,),
+                                  (x, y, np.float32(2), np.float32(1), n), stream=s)
+    s.synchronize()
+    assert float(to_numpy(y).min()) == 11.0
+
+
+def test_raw_kernel_orders_on_a_cupy_stream(cupy):
+    n = 4096
+    cs = cupy.cuda.Stream(non_blocking=True)
+    with cs:
+        cx = cupy.full(n, 3, dtype=cupy.float32)
+        cy = cupy.zeros(n, dtype=cupy.float32)
+        xrt.RawKernel(SCALE, "scale")((n // 256,), (256,),
+                                      (cx, cy, np.float32(2), np.float32(0), n), stream=cs)
+        cz = cy + 1  # CuPy work after ours, on the same stream
+    cs.synchronize()
+    assert np.all(cupy.asnumpy(cz) == 7)
+
+
+# ---- ElementwiseKernel --------------------------------------------------------------------
+
+OPERATION = "z = x * y + (T)3"
+DTYPES = ["int8", "uint8", "int16", "int32", "int64", "uint32", "float16", "float32",
+          "float64"]
+
+
+def values(dtype, shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, 10, size=shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "broadcast"])
+def test_elementwise_matches_cupy_and_numpy(cupy, dtype, layout):
+    a, b = values(dtype, (6, 8)), values(dtype, (6, 8), 1)
+    ours = xrt.ElementwiseKernel("T x, T y", "T z", OPERATION, "ew_mad")
+    theirs = cupy.ElementwiseKernel("T x, T y", "T z", OPERATION, "ew_mad")
+    if layout == "contiguous":
+        xa, xb, ca, cb, na, nb = dev(a), dev(b), cupy.asarray(a), cupy.asarray(b), a, b
+    elif layout == "strided":
+        xa, xb = dev(a).mT, dev(b)[::2].mT
+        ca, cb = cupy.asarray(a).T, cupy.asarray(b)[::2].T
+        na, nb = a.T, b[::2].T
+        xa, ca, na = xa[:, ::2], ca[:, ::2], na[:, ::2]
+    else:
+        xa, xb = dev(a), dev(b[:1, :])
+        ca, cb, na, nb = cupy.asarray(a), cupy.asarray(b[:1, :]), a, b[:1, :]
+    got, want = ours(xa, xb), theirs(ca, cb)
+    assert got.shape == want.shape
+    assert to_numpy(got).tobytes() == cupy.asnumpy(want).tobytes()
+    expected = (na * nb + np.asarray(3, dtype=dtype)).astype(dtype)
+    np.testing.assert_array_equal(to_numpy(got), expected)
+
+
+def test_elementwise_raw_and_scalars_match_cupy(cupy):
+    op = "y = x[_ind.size() - 1 - i] * s"
+    ours = xrt.ElementwiseKernel("raw T x, T s", "T y", op, "ew_rev")
+    theirs = cupy.ElementwiseKernel("raw T x, T s", "T y", op, "ew_rev")
+    a = np.arange(10, dtype=np.float32)
+    got = ours(dev(a), np.float32(2), xrt.empty((10,), dtype=xrt.float32, device="cuda:0"))
+    want = theirs(cupy.asarray(a), np.float32(2), cupy.empty(10, dtype=cupy.float32))
+    assert to_numpy(got).tobytes() == cupy.asnumpy(want).tobytes()
+
+
+def test_elementwise_raw_strided_arrays_index_through_their_strides():
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    k = xrt.ElementwiseKernel("raw T x", "raw T y", "y[i] = x[i]", "ew_rawcopy")
+    y = xrt.empty((6, 4), dtype=xrt.float32, device="cuda:0")
+    k(dev(a).mT, y, size=24)
+    np.testing.assert_array_equal(to_numpy(y), a.T)
+
+
+def test_elementwise_writes_into_strided_outputs():
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    out = xrt.zeros((4, 3), dtype=xrt.float64, device="cuda:0").mT
+    xrt.ElementwiseKernel("T x", "T y", "y = -x", "ew_neg")(dev(a), out)
+    np.testing.assert_array_equal(to_numpy(out), -a)
+
+
+# ---- ReductionKernel ----------------------------------------------------------------------
+
+NORM = ("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "rk_l2")
+
+
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True),
+                                            ((0, 2), False)])
+def test_reduction_matches_numpy(axis, keepdims):
+    a = np.random.default_rng(3).standard_normal((5, 7, 9))
+    got = xrt.ReductionKernel(*NORM)(dev(a), axis=axis, keepdims=keepdims)
+    want = np.sqrt((a * a).sum(axis=axis, keepdims=keepdims))
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-12)
+
+
+def test_reduction_integer_sum_matches_cupy_exactly(cupy):
+    args = ("T x", "T y", "x", "a + b", "y = a", "0", "rk_sum")
+    a = np.arange(4 * 1000, dtype=np.int64).reshape(4, 1000)
+    got = xrt.ReductionKernel(*args)(dev(a).mT, axis=0)
+    want = cupy.ReductionKernel(*args)(cupy.asarray(a).T, axis=0)
+    np.testing.assert_array_equal(to_numpy(got), cupy.asnumpy(want))
+
+
+def test_reduction_is_deterministic():
+    a = np.random.default_rng(4).standard_normal((3, 100_000)).astype(np.float32)
+    k = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rk_det")
+    x = dev(a)
+    first = to_numpy(k(x, axis=1)).tobytes()
+    assert all(to_numpy(k(x, axis=1)).tobytes() == first for _ in range(5))
+
+
+def test_reduction_without_identity_and_broadcast_inputs():
+    k = xrt.ReductionKernel("T x, T w", "T y", "x * w", "max(a, b)", "y = a", None,
+                            "rk_wmax")
+    a = np.random.default_rng(5).standard_normal((6, 5))
+    w = np.linspace(-1, 1, 5)
+    got = k(dev(a), dev(w), axis=1)
+    np.testing.assert_array_equal(to_numpy(got), (a * w).max(axis=1))
+    with pytest.raises(ValueError, match="needs an identity"):
+        k(dev(a[:, :0]), dev(w[:0]), axis=1)
+
+
+# ---- the registry ------------------------------------------------------------------------
+
+
+def test_pinned_user_kernel_replaces_the_builtin_and_shows_in_explain():
+    k = xrt.ElementwiseKernel("T x1, T x2", "T y", "y = x1 + x2 + (T)1", "add_plus_one")
+    xrt.register_kernel("add", "add_plus_one", k, device="cuda",
+                        supports=lambda x1, x2: x1.dtype == xrt.float32)
+    a = xrt.ones((4, 5), dtype=xrt.float32, device="cuda:0")
+    try:
+        with xrt.kernel_policy(xrt.KernelPolicy(add="add_plus_one")):
+            with xrt.explain() as log:
+                result = a + a
+        np.testing.assert_array_equal(to_numpy(result), np.full((4, 5), 3, np.float32))
+        assert any(r.kernel == "add_plus_one" for r in log.records if r.op == "add")
+        np.testing.assert_array_equal(to_numpy(a + a), np.full((4, 5), 2, np.float32))
+    finally:
+        xrt.unregister_kernel("add", "add_plus_one", device="cuda")
+
+
+def test_pinned_reduction_kernel_gets_axis_and_keepdims():
+    k = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a + (T)100", "0", "sum_plus")
+    xrt.register_kernel("sum", "sum_plus", k, device="cuda",
+                        supports=lambda x, **kw: x.dtype == xrt.float64)
+    a = xrt.ones((3, 4), dtype=xrt.float64, device="cuda:0")
+    try:
+        with xrt.kernel_policy(xrt.KernelPolicy(sum="sum_plus")):
+            got = xrt.sum(a, axis=1, keepdims=True)
+        np.testing.assert_array_equal(to_numpy(got), np.full((3, 1), 104.0))
+    finally:
+        xrt.unregister_kernel("sum", "sum_plus", device="cuda")
+
+
+# ---- adapters ----------------------------------------------------------------------------
+
+
+class OnlyInterface:
+    """Exposes another array's __cuda_array_interface__ and nothing else (as Numba does)."""
+
+    def __init__(self, array):
+        self.__cuda_array_interface__ = array.__cuda_array_interface__
+
+
+def test_cuda_array_interface_export_is_read_by_cupy(cupy):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = dev(a).mT
+    cai = t.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["typestr"] == "<f4" and cai["strides"] == (4, 16)
+    c = cupy.asarray(OnlyInterface(t))
+    assert c.data.ptr == t._data_ptr()
+    np.testing.assert_array_equal(cupy.asnumpy(c), a.T)
+
+
+def test_cuda_array_interface_import_is_zero_copy(cupy):
+    c = cupy.arange(10, dtype=cupy.int32)[::2]
+    t = xrt.asarray(OnlyInterface(c))
+    assert t._data_ptr() == c.data.ptr and t.strides == (2,)
+    np.testing.assert_array_equal(to_numpy(t), np.arange(0, 10, 2))
+    out = xrt.ElementwiseKernel("T x", "T y", "y = x * 2", "ew_twice")(OnlyInterface(c))
+    np.testing.assert_array_equal(to_numpy(out), np.arange(0, 20, 4))
+
+
+def test_cupy_allocator_uses_ours_and_stats_agree(cupy):
+    from xpuruntime.adapters import cupy as adapter
+
+    before = xrt.cuda.memory_stats()["allocated_bytes.all.current"]
+    with adapter.using_xpuruntime_allocator():
+        c = cupy.ones(1 << 20, dtype=cupy.float32)
+        assert xrt.cuda.memory_stats()["allocated_bytes.all.current"] >= before + (4 << 20)
+        assert float((c * 2).sum()) == 2 * (1 << 20)
+    del c
+
+
+def test_cupy_streams_are_shared_both_ways(cupy):
+    from xpuruntime.adapters import cupy as adapter
+
+    s = xrt.cuda.Stream("cuda:0")
+    assert adapter.to_cupy_stream(s).ptr == s.ptr
+    cs = cupy.cuda.Stream(non_blocking=True)
+    assert adapter.from_cupy_stream(cs).ptr == cs.ptr
+    with adapter.shared_stream(s):
+        assert cupy.cuda.get_current_stream().ptr == s.ptr
+        assert xrt.cuda.current_stream().ptr == s.ptr
+
+
+def test_jax_zero_copy_both_ways(jax):
+    from xpuruntime.adapters import jax as adapter
+
+    t = xrt.arange(8, dtype=xrt.float32, device="cuda:0")
+    j = adapter.to_jax(t)
+    np.testing.assert_array_equal(np.asarray(j), np.arange(8, dtype=np.float32))
+    back = adapter.from_jax(j)
+    assert back._data_ptr() == t._data_ptr()
