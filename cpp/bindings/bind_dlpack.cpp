@@ -1,6 +1,7 @@
 // cpp/bindings/bind_dlpack.cpp: __dlpack__, __dlpack_device__ and from_dlpack (capsules).
 #include <nanobind/stl/string.h>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/dlpack.h"
 #include "xpuruntime/dlpack_protocol.h"
@@ -33,15 +34,11 @@ std::optional<Device> dl_device_arg(nb::handle obj) {
   if (obj.is_none()) return std::nullopt;
   if (!nb::isinstance<nb::tuple>(obj) || nb::len(obj) != 2)
     throw TypeError("dl_device must be a (device_type, device_id) tuple");
-  auto type = nb::cast<int32_t>(obj[0]);
-  auto id = nb::cast<int32_t>(obj[1]);
-  return dl::device_from_dlpack(type, id);
+  auto type = bounded_int_arg(obj[0], "dl_device's device_type", 0, INT32_MAX);
+  auto id = bounded_int_arg(obj[1], "dl_device's device_id", 0, INT32_MAX);
+  return dl::device_from_dlpack(static_cast<int32_t>(type), static_cast<int32_t>(id));
 }
 
-std::optional<bool> optional_bool(nb::handle obj) {
-  if (obj.is_none()) return std::nullopt;
-  return nb::cast<bool>(obj);
-}
 
 // The consumer's stream as DLPack numbers it (nullopt: None).
 std::optional<int64_t> consumer_stream(nb::handle stream) {
@@ -49,7 +46,7 @@ std::optional<int64_t> consumer_stream(nb::handle stream) {
   if (!PyLong_Check(stream.ptr()) || PyBool_Check(stream.ptr()))
     throw TypeError("__dlpack__: stream must be an int or None, got " +
                     std::string(nb::type_name(stream.type()).c_str()));
-  return nb::cast<int64_t>(stream);
+  return int_arg(stream, "__dlpack__: stream");
 }
 
 nb::object export_capsule(const Tensor& t, nb::handle stream, nb::handle max_version,
@@ -62,10 +59,17 @@ nb::object export_capsule(const Tensor& t, nb::handle stream, nb::handle max_ver
   if (!max_version.is_none()) {
     if (!nb::isinstance<nb::tuple>(max_version) || nb::len(max_version) != 2)
       throw TypeError("max_version must be a (major, minor) tuple or None");
-    request.versioned = nb::cast<int64_t>(max_version[0]) >= 1;
+    // Any major version from 1 up (however large) can read ours.
+    nb::handle major = max_version[0];
+    if (!is_int(major))
+      throw TypeError("max_version must be a tuple of two ints, got a major version of type " +
+                      type_name_of(major));
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(nb::int_(major).ptr(), &overflow);
+    request.versioned = overflow > 0 || (!overflow && value >= 1);
   }
   request.dl_device = dl_device_arg(dl_device);
-  request.copy = optional_bool(copy);
+  request.copy = optional_bool_arg(copy, "__dlpack__: copy");
   dl::ExportPlan plan = dl::prepare_export(t, request);
   if (request.versioned) {
     auto* m = dl::export_versioned(plan.tensor, plan.copied);
@@ -206,7 +210,7 @@ void bind_dlpack(nb::module_& m) {
     return nb::make_tuple(t.device().dlpack_type(), static_cast<int>(t.device().index));
   });
   m.def("from_dlpack", [](nb::handle x, nb::handle device, nb::handle copy) {
-    return from_dlpack(x, optional_device_arg(device), optional_bool(copy));
+    return from_dlpack(x, optional_device_arg(device), optional_bool_arg(copy, "from_dlpack: copy"));
   }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(),
      nb::arg("copy").none() = nb::none(),
      "Imports any DLPack producer (or a capsule) without copying when it can.");

@@ -3,6 +3,7 @@
 // nonzero.
 #include <nanobind/stl/string.h>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/indexing.h"
@@ -71,7 +72,7 @@ TensorIndex index_arg(nb::handle key) {
 int64_t axis_arg(nb::handle axis, const char* what) {
   if (!PyIndex_Check(axis.ptr()) || PyBool_Check(axis.ptr()))
     throw TypeError(std::string(what) + ": axis must be an int, got '" + type_name_of(axis) + "'");
-  return nb::cast<int64_t>(axis);
+  return int_arg(axis, (std::string(what) + ": axis").c_str());
 }
 
 Tensor get(const Tensor& self, nb::handle key) { return getitem(self, index_arg(key)); }

@@ -2,6 +2,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/cpu.h"
 #include "xpuruntime/cuda_loader.h"
@@ -36,6 +37,10 @@ void bind_errors(nb::module_& m) {
       PyErr_SetString(PyExc_BufferError, e.what());
     } catch (const OverflowError& e) {
       PyErr_SetString(PyExc_OverflowError, e.what());
+    } catch (const nb::cast_error&) {
+      // A safety net: argument conversions name the argument themselves; one that slipped
+      // through must still not surface as "RuntimeError: std::bad_cast".
+      PyErr_SetString(PyExc_TypeError, "an argument has a type this function cannot take");
     }
   });
 }
@@ -166,7 +171,11 @@ void bind_info(nb::module_& m) {
   });
   m.def("blas_config", [] { return std::string(cpu::openblas_config()); });
   m.def("num_threads", &cpu::num_threads, "Threads the CPU kernels use.");
-  m.def("set_num_threads", &cpu::set_num_threads, "Sets the threads the CPU kernels use.");
+  m.def("set_num_threads", [](nb::handle n) {
+    cpu::set_num_threads(static_cast<int>(
+        bounded_int_arg(n, "set_num_threads: the thread count", 1, cpu::max_threads())));
+  }, nb::arg("n"), "Sets the threads the CPU kernels and OpenBLAS use (1 to max_threads()).");
+  m.def("max_threads", &cpu::max_threads, "The largest count set_num_threads accepts.");
 }
 
 // What the loader found of CUDA (xpuruntime/cuda_loader.h).

@@ -102,7 +102,8 @@ Tensor tile(const Tensor& x, const Dims& repetitions) {
     strides[n - x.ndim() + i] = x.strides()[i];
   }
   for (int i = 0; i < repetitions.size(); ++i) reps[n - repetitions.size() + i] = repetitions[i];
-  for (int i = 0; i < n; ++i) out_shape[i] = shape[i] * reps[i];
+  for (int i = 0; i < n; ++i)
+    out_shape[i] = checked_size_product(shape[i], reps[i], "tile: shape times repetitions");
   Tensor out = empty(out_shape, x.dtype(), x.device());
   if (out.numel() == 0) return out;
   // Each tiled axis i of the output splits into (reps[i], shape[i]): a view of the output
