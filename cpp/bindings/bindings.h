@@ -24,6 +24,10 @@ std::optional<DType> optional_dtype_arg(nb::handle obj);
 /// Device from None (default), a Device, or a string.
 std::optional<Device> optional_device_arg(nb::handle obj);
 Device default_device();
+/// Sets the Python error for a C++ exception the way bound functions report it (the core's
+/// errors, a Python error, nanobind's cast errors, bad_alloc), for code outside nanobind's
+/// function wrappers; false (nothing set) for any other exception.
+bool set_python_error(const std::exception_ptr& error);
 /// A CUDA device index from None (the current device), an int, "cuda[:N]" or a Device;
 /// checks that it exists (bind_cuda.cpp).
 int cuda_index(nb::handle obj);

@@ -19,29 +19,23 @@ namespace {
 // Immortal: released references, so nothing is freed after the interpreter is gone.
 nb::handle dtype_objects[kNumDTypes];
 
+// The runtime's exception types, immortal like the dtypes.
+PyObject* runtime_error_types[4];
+
 void bind_errors(nb::module_& m) {
   auto base = nb::exception<XpuRuntimeError>(m, "XpuRuntimeError", PyExc_RuntimeError);
-  nb::exception<CudaError>(m, "CudaError", base);
-  nb::exception<OutOfMemoryError>(m, "OutOfMemoryError", base);
-  nb::exception<UnsupportedOperationError>(m, "UnsupportedOperationError", base);
+  // Note: OutOfMemoryError is a MemoryError too, so `except MemoryError` catches a device
+  // running out as it catches the host running out (NumPy raises MemoryError there).
+  nb::object oom_bases = nb::make_tuple(base, nb::handle(PyExc_MemoryError));
+  runtime_error_types[0] = base.ptr();
+  runtime_error_types[1] = nb::exception<CudaError>(m, "CudaError", base).ptr();
+  runtime_error_types[2] =
+      nb::exception<OutOfMemoryError>(m, "OutOfMemoryError", oom_bases).ptr();
+  runtime_error_types[3] =
+      nb::exception<UnsupportedOperationError>(m, "UnsupportedOperationError", base).ptr();
+  for (PyObject* t : runtime_error_types) Py_INCREF(t);
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const TypeError& e) {
-      PyErr_SetString(PyExc_TypeError, e.what());
-    } catch (const ValueError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const IndexError& e) {
-      PyErr_SetString(PyExc_IndexError, e.what());
-    } catch (const BufferError& e) {
-      PyErr_SetString(PyExc_BufferError, e.what());
-    } catch (const OverflowError& e) {
-      PyErr_SetString(PyExc_OverflowError, e.what());
-    } catch (const nb::cast_error&) {
-      // A safety net: argument conversions name the argument themselves; one that slipped
-      // through must still not surface as "RuntimeError: std::bad_cast".
-      PyErr_SetString(PyExc_TypeError, "an argument has a type this function cannot take");
-    }
+    if (!set_python_error(p)) std::rethrow_exception(p);  // nanobind's own translators
   });
 }
 
@@ -228,6 +222,41 @@ std::optional<Device> optional_device_arg(nb::handle obj) {
   if (nb::isinstance<nb::str>(obj)) return Device::parse(nb::cast<std::string>(obj));
   throw TypeError("expected a device (xpuruntime.Device or a string such as 'cpu'), got " +
                   std::string(nb::repr(obj).c_str()));
+}
+
+bool set_python_error(const std::exception_ptr& p) {
+  try {
+    std::rethrow_exception(p);
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const TypeError& e) {
+    PyErr_SetString(PyExc_TypeError, e.what());
+  } catch (const ValueError& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const IndexError& e) {
+    PyErr_SetString(PyExc_IndexError, e.what());
+  } catch (const BufferError& e) {
+    PyErr_SetString(PyExc_BufferError, e.what());
+  } catch (const OverflowError& e) {
+    PyErr_SetString(PyExc_OverflowError, e.what());
+  } catch (const CudaError& e) {
+    PyErr_SetString(runtime_error_types[1], e.what());
+  } catch (const OutOfMemoryError& e) {
+    PyErr_SetString(runtime_error_types[2], e.what());
+  } catch (const UnsupportedOperationError& e) {
+    PyErr_SetString(runtime_error_types[3], e.what());
+  } catch (const XpuRuntimeError& e) {
+    PyErr_SetString(runtime_error_types[0], e.what());
+  } catch (const nb::cast_error&) {
+    // A safety net: argument conversions name the argument themselves; one that slipped
+    // through must still not surface as "RuntimeError: std::bad_cast".
+    PyErr_SetString(PyExc_TypeError, "an argument has a type this function cannot take");
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (...) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace xrt::py
