@@ -123,7 +123,8 @@ const Names& names() {
 }
 
 // Where a producer's data lives (from __dlpack_device__; nullopt when it cannot say or
-// names a device we do not address).
+// names a device we do not address). An answer that is not a pair of ints is a broken
+// producer: BufferError saying what came back.
 std::optional<Device> producer_device(nb::handle obj) {
   PyObject* result = PyObject_CallMethodNoArgs(obj.ptr(), names().dlpack_device);
   if (!result) {
@@ -131,9 +132,19 @@ std::optional<Device> producer_device(nb::handle obj) {
     return std::nullopt;
   }
   nb::object device = nb::steal(result);
-  if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) return std::nullopt;
-  auto type = nb::cast<int32_t>(device[0]);
-  auto id = nb::cast<int32_t>(device[1]);
+  auto broken = [&] {
+    return BufferError("from_dlpack: __dlpack_device__ returned " +
+                       std::string(nb::repr(device).c_str()) +
+                       "; expected a (device_type, device_id) tuple of ints");
+  };
+  if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) throw broken();
+  int32_t type, id;
+  try {
+    type = static_cast<int32_t>(bounded_int_arg(device[0], "device_type", 0, INT32_MAX));
+    id = static_cast<int32_t>(bounded_int_arg(device[1], "device_id", 0, INT32_MAX));
+  } catch (const std::exception&) {
+    throw broken();
+  }
   if (type == dl::kDLCPU || type == dl::kDLCUDAHost) return kCPU;
   if (type != dl::kDLCUDA && type != dl::kDLCUDAManaged) return std::nullopt;
   return dl::device_from_dlpack(type, id);

@@ -41,7 +41,7 @@ Stream copy_stream(nb::handle stream, Device device) {
 
 std::optional<Tensor> operand(const Tensor& self, nb::handle other) {
   if (nb::isinstance<Tensor>(other)) return nb::cast<const Tensor&>(other);
-  std::optional<Scalar> s = scalar_from_python(other);
+  std::optional<Scalar> s = operand_scalar(other);
   if (!s) return std::nullopt;
   DType dtype = scalar_result_type(self.dtype(), s->kind);
   return scalar_tensor(*s, dtype, self.device());

@@ -34,6 +34,10 @@ int cuda_index(nb::handle obj);
 
 /// A Python bool/int/float/complex as a Scalar; nullopt for anything else.
 std::optional<Scalar> scalar_from_python(nb::handle obj);
+/// An operand's scalar: a Python scalar, or a NumPy scalar as the Python scalar of its kind
+/// (np.float32(2) acts as 2.0: the tensor's dtype wins, as with Python scalars and in
+/// PyTorch). nullopt for anything else.
+std::optional<Scalar> operand_scalar(nb::handle obj);
 nb::object scalar_to_python(const Scalar& s);
 /// The right operand of a binary operator as a tensor (a Python scalar takes the array's
 /// dtype per the standard); nullopt means NotImplemented.

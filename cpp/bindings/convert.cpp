@@ -248,6 +248,19 @@ std::optional<Scalar> scalar_from_python(nb::handle obj) {
   return std::nullopt;
 }
 
+// Note [NumPy scalars as operands]: the standard defines Python scalars next to arrays; a
+// NumPy scalar is the same number in another dress (np.float64 even subclasses float), so it
+// counts as the Python scalar of its kind. The check runs only after the fast paths failed,
+// and never imports NumPy: a type from the numpy module with an item() method is enough.
+std::optional<Scalar> operand_scalar(nb::handle obj) {
+  if (std::optional<Scalar> s = scalar_from_python(obj)) return s;
+  const char* type_name = Py_TYPE(obj.ptr())->tp_name;
+  bool numpy_scalar = std::strncmp(type_name, "numpy.", 6) == 0 &&
+                      std::strcmp(type_name, "numpy.ndarray") != 0 && nb::hasattr(obj, "item");
+  if (!numpy_scalar) return std::nullopt;
+  return scalar_from_python(obj.attr("item")());
+}
+
 nb::object scalar_to_python(const Scalar& s) {
   switch (s.kind) {
     case Scalar::Kind::Bool: return nb::bool_(s.b);

@@ -56,7 +56,8 @@ class Tensor {
   /// Writes are refused when the storage is read-only or the view is a broadcast (a zero
   /// stride on an axis longer than 1: a write would land on one element several times).
   bool readonly() const { return storage_->readonly() || is_broadcast(); }
-  /// A zero stride on an axis of length > 1 (NumPy makes such views read-only).
+  /// A zero stride on an axis of length > 1, with at least one element (NumPy makes such
+  /// views read-only).
   bool is_broadcast() const;
   /// Address of element [0, ..., 0].
   char* data() const { return static_cast<char*>(storage_->data()) + byte_offset_; }

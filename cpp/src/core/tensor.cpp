@@ -96,9 +96,12 @@ Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
 }
 
 bool Tensor::is_broadcast() const {
-  for (int i = 0; i < ndim(); ++i)
-    if (strides_[i] == 0 && shape_[i] > 1) return true;
-  return false;
+  bool repeats = false;
+  for (int i = 0; i < ndim(); ++i) {
+    if (shape_[i] == 0) return false;  // no element at all, so none is written twice
+    repeats |= strides_[i] == 0 && shape_[i] > 1;
+  }
+  return repeats;
 }
 
 bool Tensor::is_contiguous() const {
