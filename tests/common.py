@@ -122,11 +122,12 @@ def wide(a):
     return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
-def run_in_child(code, timeout=120, limit_address_space=None):
-    """Runs `code` (after `import xpuruntime as xrt`) in a fresh interpreter and returns
-    (returncode, stdout, stderr). A case that might crash or hang runs here, so that a crash
-    fails one test instead of ending the test run. limit_address_space: bytes for
-    RLIMIT_AS (thread stacks then fail to map, as under `ulimit -v`)."""
+def run_in_child(code, timeout=120, limit_address_space=None, before_import=""):
+    """Runs `code` (after `before_import`, then `import xpuruntime as xrt`) in a fresh
+    interpreter and returns (returncode, stdout, stderr). A case that might crash or hang
+    runs here, so that a crash fails one test instead of ending the test run.
+    limit_address_space: bytes for RLIMIT_AS (thread stacks then fail to map, as under
+    `ulimit -v`)."""
     import os
     import subprocess
     import sys
@@ -137,7 +138,7 @@ def run_in_child(code, timeout=120, limit_address_space=None):
 
         resource.setrlimit(resource.RLIMIT_AS, (limit_address_space, limit_address_space))
 
-    program = "import xpuruntime as xrt\n" + textwrap.dedent(code)
+    program = before_import + "\nimport xpuruntime as xrt\n" + textwrap.dedent(code)
     try:
         r = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                            timeout=timeout, env=dict(os.environ, PYTHONFAULTHANDLER="1"),

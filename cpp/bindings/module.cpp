@@ -261,6 +261,16 @@ bool set_python_error(const std::exception_ptr& p) {
 
 }  // namespace xrt::py
 
+// The thread count as C symbols, for threadpoolctl's controller (runtime/_threadpoolctl.py),
+// which reaches a library through ctypes. Exported despite -fvisibility=hidden.
+extern "C" __attribute__((visibility("default"))) int xpuruntime_get_num_threads() {
+  return xrt::cpu::num_threads();
+}
+extern "C" __attribute__((visibility("default"))) void xpuruntime_set_num_threads(int n) {
+  // threadpoolctl may ask for more than the cap (a limit of "all cores" on a big host).
+  xrt::cpu::set_num_threads(std::max(1, std::min(n, xrt::cpu::max_threads())));
+}
+
 NB_MODULE(_core, m) {
   using namespace xrt::py;
   m.attr("__version__") = XRT_VERSION;

@@ -59,6 +59,7 @@ from ._core import (  # noqa: E402,F401
     meshgrid,
     moveaxis,
     nonzero,
+    max_threads,
     num_threads,
     ones,
     ones_like,
@@ -134,6 +135,9 @@ del _name
 
 _install()
 _core._install_subscript_slots()  # after _install(), which may rebind __getitem__
+from .runtime import _threadpoolctl  # noqa: E402
+
+_threadpoolctl.install()  # threadpoolctl sees and limits our thread pool
 _core._cuda.set_library_finder(_loader.find_cuda_library)  # asked on first use
 
 __version__ = _core.__version__
