@@ -3,6 +3,7 @@ the threads it got, never a hang), its cap, and set_num_threads while a GIL-free
 using the old pool (the pool is shared, so the op finishes on it). set_num_threads bounds
 OpenBLAS's threads too."""
 
+import os
 import threading
 
 import numpy as np
@@ -19,6 +20,11 @@ def threads():
     xrt.set_num_threads(before)
 
 
+SANITIZED = any(name in os.environ.get("LD_PRELOAD", "") for name in ("libasan", "libtsan"))
+
+
+@pytest.mark.skipif(SANITIZED, reason="a sanitizer's shadow memory needs more address space "
+                                      "than the limit this test sets")
 def test_refused_threads_leave_a_working_smaller_pool():
     # Under a small address space each new thread's 8 MiB stack fails to map part-way;
     # this once hung in pthread_cond_destroy.

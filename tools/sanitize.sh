@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# tools/sanitize.sh: builds xpuruntime with AddressSanitizer + UndefinedBehaviorSanitizer and
+# runs the CPU tests under it, then builds it with ThreadSanitizer and runs the thread-pool
+# tests. Any report fails the run (halt_on_error); the exit status is that of the tests.
+#
+#   tools/sanitize.sh [asan|tsan|all] [--full]
+#
+# asan runs a subset that covers every CPU kernel family and the hostile-input tests (the
+# whole suite takes about 3x its normal time under ASan); --full runs every CPU test.
+# Builds go to build/asan and build/tsan, installed into build/<name>/site, so the editable
+# install of a venv is untouched. Use an interpreter without an editable xpuruntime (its
+# import hook would win over PYTHONPATH): the script refuses to run on the wrong build.
+# Python itself is not instrumented, so its own leaks are not reported (detect_leaks=0).
+set -euo pipefail
+
+mode=${1:-all}
+scope=${2:-}
+root=$(cd "$(dirname "$0")/.." && pwd)
+py=${PYTHON:-python3}
+cxx=${CXX:-g++}
+
+build() {  # build NAME FLAGS
+  local name=$1 flags=$2
+  echo "== building the $name build (flags: $flags)"
+  "$py" -m pip install -q --no-build-isolation --no-deps --upgrade \
+    --target "$root/build/$name/site" "$root" \
+    -Cbuild-dir="$root/build/$name/cmake" \
+    -Ccmake.build-type=RelWithDebInfo \
+    -Ccmake.define.XRT_BUILD_TEST_MODULE=OFF \
+    -Ccmake.define.CMAKE_CXX_FLAGS="$flags" \
+    -Ccmake.define.CMAKE_SHARED_LINKER_FLAGS="$flags" \
+    -Ccmake.define.CMAKE_MODULE_LINKER_FLAGS="$flags"
+}
+
+check_build() {  # check_build NAME: the tests must import this build, not another one
+  local site="$root/build/$1/site"
+  local where
+  where=$(cd /tmp && PYTHONPATH="$site" LD_PRELOAD="$2" ASAN_OPTIONS=detect_leaks=0 \
+          "$py" -c "import xpuruntime; print(xpuruntime.__file__)")
+  case "$where" in
+    "$site"/*) ;;
+    *) echo "the tests would import $where, not the $1 build: run with PYTHON= an interpreter" \
+            "without an editable xpuruntime" >&2; exit 2 ;;
+  esac
+}
+
+ASAN_SUBSET=(
+  tests/test_size_limits.py tests/test_hostile_input.py tests/test_conventions.py
+  tests/test_dlpack.py tests/test_creation.py tests/test_manipulation.py
+  tests/test_indexing.py tests/test_indexing_setitem_take.py tests/test_masks.py
+  tests/test_elementwise_add.py tests/test_elementwise_math.py tests/test_operators.py
+  tests/test_reductions.py tests/test_statistical.py tests/test_sorting.py
+  tests/test_set_functions.py tests/test_matmul.py tests/test_linalg_decompositions.py
+  tests/test_fft.py tests/test_tensor.py tests/test_numpy_conversion.py
+  tests/test_thread_pool.py tests/test_thread_pool_safety.py tests/fuzz
+)
+TSAN_SUBSET=(tests/test_thread_pool.py tests/test_thread_pool_safety.py tests/test_fft.py
+             tests/test_sorting.py)
+
+status=0
+if [[ $mode == asan || $mode == all ]]; then
+  build asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+  preload="$($cxx -print-file-name=libasan.so) $($cxx -print-file-name=libubsan.so)"
+  check_build asan "$preload"
+  tests=("${ASAN_SUBSET[@]}")
+  [[ $scope == --full ]] && tests=(tests)
+  echo "== ASan+UBSan: ${tests[*]}"
+  (cd "$root" && PYTHONPATH="$root/build/asan/site" LD_PRELOAD="$preload" \
+    ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:allocator_may_return_null=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$py" -m pytest -q -p no:randomly -p no:cacheprovider -n 0 -m "not cuda" "${tests[@]}") \
+    || status=1
+fi
+if [[ $mode == tsan || $mode == all ]]; then
+  build tsan "-fsanitize=thread -fno-omit-frame-pointer"
+  preload="$($cxx -print-file-name=libtsan.so)"
+  check_build tsan "$preload"
+  echo "== TSan: ${TSAN_SUBSET[*]}"
+  # TSan needs its fixed memory layout: setarch -R turns address randomisation off.
+  (cd "$root" && PYTHONPATH="$root/build/tsan/site" LD_PRELOAD="$preload" \
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    setarch "$(uname -m)" -R \
+    "$py" -m pytest -q -p no:randomly -p no:cacheprovider -n 0 -m "not cuda" \
+    "${TSAN_SUBSET[@]}") || status=1
+fi
+exit $status
