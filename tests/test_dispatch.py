@@ -346,9 +346,12 @@ def test_unregister_kernel(my_add):
     (mine,) = [k for k in xrt.list_kernels("add") if k["name"] == "my_add"]
     assert (mine["op"], str(mine["device"]), mine["builtin"],
             mine["priority"]) == ("add", "cpu", False, 0)
+    policy = xrt.KernelPolicy(add="my_add")  # pinned while it is registered
     xrt.unregister_kernel("add", "my_add")
     assert all(k["name"] != "my_add" for k in xrt.list_kernels("add"))
-    with xrt.kernel_policy(xrt.KernelPolicy(add="my_add")):
+    with pytest.raises(ValueError, match="has no kernel 'my_add'"):
+        xrt.KernelPolicy(add="my_add")
+    with xrt.kernel_policy(policy):
         with pytest.raises(xrt.UnsupportedOperationError):
             xrt.add(xrt.ones(2, dtype=xrt.float32),
                     xrt.ones(2, dtype=xrt.float32))
