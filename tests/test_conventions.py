@@ -140,3 +140,47 @@ def test_a_numpy_float_next_to_an_integer_tensor_follows_the_python_rule():
 def test_a_0d_numpy_array_is_not_taken_for_a_scalar():
     with pytest.raises(TypeError):
         xrt.asarray([1.0]) + np.asarray(1.0)
+
+
+# ---- discoverability ----------------------------------------------------------------------
+
+def test_all_lists_the_public_names_and_nothing_private():
+    import pathlib
+
+    listed = pathlib.Path(__file__).with_name("public_names.txt").read_text().splitlines()
+    top = {line.split(".", 1)[1] for line in listed
+           if line.startswith("xpuruntime.") and line.count(".") == 1}
+    assert top <= set(xrt.__all__), sorted(top - set(xrt.__all__))
+    assert all(not name.startswith("_") for name in xrt.__all__)
+    assert {"linalg", "fft", "asarray", "float32", "Tensor", "pi"} <= set(xrt.__all__)
+    assert all(hasattr(xrt, name) for name in xrt.__all__)
+    namespace = {}
+    exec("from xpuruntime import *", namespace)
+    assert "asarray" in namespace and "_core" not in namespace
+
+
+@pytest.mark.parametrize("function, phrase", [
+    ("exp", "exponential"), ("add", "sum of x1 and x2"), ("asarray", "Converts"),
+    ("linalg.solve", "A @ X = B"), ("fft.rfft", "real input"), ("sort", "sorted"),
+])
+def test_help_shows_a_description_under_the_signature(function, phrase):
+    import pydoc
+
+    obj = xrt
+    for part in function.split("."):
+        obj = getattr(obj, part)
+    assert phrase in obj.__doc__
+    assert obj.__doc__.splitlines()[0].startswith(function.split(".")[-1] + "(")
+    assert phrase in pydoc.render_doc(obj)
+
+
+def test_the_package_is_typed_and_core_has_generated_stubs():
+    import pathlib
+
+    package = pathlib.Path(xrt.__file__).parent
+    assert (package / "py.typed").exists()
+    core_dir = pathlib.Path(xrt._core.__file__).parent
+    stub = core_dir / "_core" / "__init__.pyi"
+    assert stub.exists(), f"no generated stubs beside {xrt._core.__file__}"
+    text = stub.read_text()
+    assert "class Tensor" in text and "def asarray(" in text

@@ -150,3 +150,12 @@ from ._array_api._info import __array_namespace_info__  # noqa: E402,F401
 _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
 
 from . import linalg  # noqa: E402,F401
+
+# Everything public: functions, types, dtypes, constants and the public subpackages (not the
+# helper modules the imports above bring in, nor anything with a leading underscore).
+__all__ = sorted(
+    _name for _name, _value in globals().items()
+    if not _name.startswith("_")
+    and (type(_value).__name__ != "module"
+         or _name in ("cuda", "fft", "linalg", "policies", "runtime"))
+)
