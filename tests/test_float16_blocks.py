@@ -63,5 +63,5 @@ def test_predicates_and_unary_functions():
 def test_strided_float16_still_takes_the_general_path():
     a = np.arange(64, dtype=np.float16)
     x = xrt.asarray(a)
-    np.testing.assert_array_equal(np.from_dlpack(x[::3] + x[1::3][:22]),
-                                  a[::3] + a[1::3][:22])
+    np.testing.assert_array_equal(np.from_dlpack(x[::3][:21] + x[1::3]),
+                                  a[::3][:21] + a[1::3])

@@ -39,8 +39,8 @@ def test_a_gpu_pin_leaves_cpu_matmuls_to_the_strategy_and_explain_says_so():
     assert result.tolist() == [[4.0] * 4] * 4
     (decision,) = decisions_for(log, "matmul")[-1:]
     assert decision.kernel in ("openblas", "native")
-    assert "does not apply on cpu" in decision.detail
-    assert "matmul='cublaslt'" in decision.detail
+    assert "does not apply on cpu" in decision.reason
+    assert "matmul='cublaslt'" in decision.reason
 
 
 def test_a_pin_scoped_to_the_cpu_holds_there():
@@ -52,7 +52,7 @@ def test_a_pin_scoped_to_the_cpu_holds_there():
             a @ a
     decision = decisions_for(log, "matmul")[-1]
     assert decision.kernel == "native" and decision.kind == "pinned"
-    assert "cpu:matmul='native'" in decision.detail
+    assert "cpu:matmul='native'" in decision.reason
 
 
 def test_a_scoped_pin_wins_over_an_unscoped_one():
