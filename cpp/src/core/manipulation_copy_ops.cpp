@@ -26,7 +26,9 @@ Tensor concat(const std::vector<Tensor>& arrays, std::optional<int64_t> axis) {
   Device device = arrays[0].device();
   if (!axis) {
     int64_t total = 0;
-    for (const Tensor& t : arrays) total += t.numel();
+    for (const Tensor& t : arrays)  // broadcast views may be huge: the sum is checked
+      if (__builtin_add_overflow(total, t.numel(), &total))
+        throw ValueError("concat: array is too big: the sizes add up past int64");
     Tensor out = empty(Dims{total}, dtype, device);
     int64_t offset = 0;
     for (const Tensor& t : arrays) {
@@ -53,7 +55,9 @@ Tensor concat(const std::vector<Tensor>& arrays, std::optional<int64_t> axis) {
       throw ValueError("concat: array " + std::to_string(i) + " has shape " +
                        shape_str(t.shape()) + ", which differs from " +
                        shape_str(arrays[0].shape()) + " outside axis " + std::to_string(a));
-    shape[a] += t.shape()[a];
+    if (__builtin_add_overflow(shape[a], t.shape()[a], &shape[a]))
+      throw ValueError("concat: array is too big: the extents along axis " +
+                       std::to_string(a) + " add up past int64");
   }
   Tensor out = empty(shape, dtype, device);
   int64_t position = 0;
