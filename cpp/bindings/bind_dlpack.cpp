@@ -221,7 +221,8 @@ void bind_dlpack(nb::module_& m) {
     return nb::make_tuple(t.device().dlpack_type(), static_cast<int>(t.device().index));
   });
   m.def("from_dlpack", [](nb::handle x, nb::handle device, nb::handle copy) {
-    return from_dlpack(x, optional_device_arg(device), optional_bool_arg(copy, "from_dlpack: copy"));
+    return from_dlpack(x, optional_device_arg(device),
+                       optional_bool_arg(copy, "from_dlpack: copy"));
   }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(),
      nb::arg("copy").none() = nb::none(),
      "Imports any DLPack producer (or a capsule) without copying when it can.");

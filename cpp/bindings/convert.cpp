@@ -314,7 +314,8 @@ Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device>
 
 void bind_convert(nb::module_& m) {
   m.def("asarray", [](nb::handle obj, nb::handle dtype, nb::handle device, nb::handle copy) {
-    return asarray(obj, optional_dtype_arg(dtype), optional_device_arg(device), optional_bool_arg(copy, "asarray: copy"));
+    return asarray(obj, optional_dtype_arg(dtype), optional_device_arg(device),
+                   optional_bool_arg(copy, "asarray: copy"));
   }, nb::arg("obj").none(), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
      nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none());
 

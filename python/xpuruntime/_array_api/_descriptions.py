@@ -28,7 +28,7 @@ tril: The lower triangle of the matrices in x (elements above the k-th diagonal 
 triu: The upper triangle of the matrices in x (elements below the k-th diagonal set to zero).
 zeros: A tensor of the given shape filled with zeros.
 zeros_like: A tensor with the shape of x filled with zeros.
-astype: x converted to dtype (and moved to device when given); copies unless copy=False allows not to.
+astype: x converted to dtype (and moved to device when given); copy=False avoids a needless copy.
 can_cast: Whether from_ can be cast to the dtype `to` by the standard's promotion rules.
 finfo: Machine limits of a floating-point dtype (bits, eps, max, min, smallest_normal).
 iinfo: Machine limits of an integer dtype (bits, max, min).
