@@ -148,6 +148,8 @@ LEFTOVERS = [
     ("xrt.asarray([1, 2], copy='no')", "TypeError", "copy must be True, False or None"),
     ("xrt.Device(-1)", "ValueError", "[0, 32767]"),
     ("xrt.Device(True)", "TypeError", "Device() takes"),
+    ("xrt.Device('cuda', 2**40)", "ValueError", "a device index must lie in [0, 32767]"),
+    ("xrt.Device('cuda', '1')", "TypeError", "a device index must be an integer"),
     ("xrt.sum(xrt.ones(3), axis=2**64)", "OverflowError", "axis"),
     ("xrt.take(xrt.ones(3), xrt.asarray([0]), axis=2**64)", "OverflowError", "axis"),
 ]

@@ -96,9 +96,10 @@ void bind_devices(nb::module_& m) {
         }
         new (self) Device(Device::cuda(n));
       }, nb::arg("index"))
-      .def("__init__", [](Device* self, const std::string& type, int index) {
-        new (self) Device(Device::parse(type + ":" + std::to_string(index)));
-      })
+      .def("__init__", [](Device* self, const std::string& type, nb::handle index) {
+        int64_t n = bounded_int_arg(index, "a device index", 0, INT16_MAX);
+        new (self) Device(Device::parse(type + ":" + std::to_string(n)));
+      }, nb::arg("type"), nb::arg("index"))
       .def_prop_ro("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; })
       .def_prop_ro("index", [](const Device& d) { return static_cast<int>(d.index); })
       .def("__eq__", [](const Device& a, nb::handle b) {
