@@ -120,3 +120,44 @@ def assert_tensor_equal(t, expected):
 def wide(a):
     """a in the widest NumPy type of its kind, for float references."""
     return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+
+
+def run_in_child(code, timeout=120, limit_address_space=None, before_import=""):
+    """Runs `code` (after `before_import`, then `import xpuruntime as xrt`) in a fresh
+    interpreter and returns (returncode, stdout, stderr). A case that might crash or hang
+    runs here, so that a crash fails one test instead of ending the test run.
+    limit_address_space: bytes for RLIMIT_AS (thread stacks then fail to map, as under
+    `ulimit -v`)."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    def limit():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit_address_space, limit_address_space))
+
+    program = before_import + "\nimport xpuruntime as xrt\n" + textwrap.dedent(code)
+    try:
+        r = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                           timeout=timeout, env=dict(os.environ, PYTHONFAULTHANDLER="1"),
+                           preexec_fn=limit if limit_address_space else None)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the child hung for {timeout} s running:\n{program}")
+    return r.returncode, r.stdout, r.stderr
+
+
+def raises_in_child(code, timeout=120):
+    """The exception `code` raises in a fresh interpreter, as (type name, message); fails the
+    test when the child crashes, hangs or raises nothing."""
+    wrapped = ("try:\n" + "".join("    " + line + "\n" for line in code.strip().splitlines()) +
+               "except BaseException as e:\n"
+               "    print('RAISED', type(e).__name__, '|', e)\n"
+               "else:\n    print('NO EXCEPTION')\n")
+    rc, out, err = run_in_child(wrapped, timeout=timeout)
+    assert rc == 0, f"the child died (return code {rc}):\n{err[-3000:]}"
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("RAISED "), f"expected an exception from:\n{code}\ngot: {last}"
+    name, message = last[len("RAISED "):].split(" | ", 1)
+    return name, message

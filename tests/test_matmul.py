@@ -144,9 +144,17 @@ def test_allow_tf32_round_trips_through_json():
     assert "allow_tf32=True" in repr(policy)
 
 
-def test_pinning_a_cuda_kernel_for_cpu_arrays_names_the_cpu_kernels():
+def test_a_cuda_pin_does_not_break_cpu_matmuls():
+    # An unscoped pin applies where its kernel exists (Note [Pins and devices]).
     a = xrt.ones((2, 2))
-    with xrt.kernel_policy(matmul="cublaslt"), pytest.raises(
+    with xrt.kernel_policy(matmul="cublaslt"), xrt.explain() as log:
+        assert (a @ a).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert "does not apply on cpu" in log.records[-1].reason
+
+
+def test_pinning_a_cuda_kernel_for_the_cpu_names_the_cpu_kernels():
+    a = xrt.ones((2, 2))
+    with xrt.kernel_policy(xrt.KernelPolicy(cpu={"matmul": "cublaslt"})), pytest.raises(
             xrt.UnsupportedOperationError, match="cublaslt.*openblas"):
         a @ a
 

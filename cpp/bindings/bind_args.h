@@ -80,6 +80,30 @@ inline Dims int_tuple_arg(nb::handle o, const char* what) {
   return out;
 }
 
+/// None, True or False; TypeError naming the argument for anything else (no truthiness:
+/// copy="yes" is a mistake, not a yes).
+inline std::optional<bool> optional_bool_arg(nb::handle o, const char* what) {
+  if (o.is_none()) return std::nullopt;
+  if (!PyBool_Check(o.ptr()))
+    throw TypeError(std::string(what) + " must be True, False or None, got " + type_name_of(o));
+  return o.ptr() == Py_True;
+}
+
+/// An int argument that must lie in [low, high]; ValueError naming it otherwise.
+inline int64_t bounded_int_arg(nb::handle o, const char* what, int64_t low, int64_t high) {
+  int64_t v;
+  try {
+    v = int_arg(o, what);
+  } catch (const OverflowError&) {
+    throw ValueError(std::string(what) + " must lie in [" + std::to_string(low) + ", " +
+                     std::to_string(high) + "], got " + nb::repr(o).c_str());
+  }
+  if (v < low || v > high)
+    throw ValueError(std::string(what) + " must lie in [" + std::to_string(low) + ", " +
+                     std::to_string(high) + "], got " + std::to_string(v));
+  return v;
+}
+
 inline bool bool_arg(nb::handle o, const char* what) {
   if (!PyBool_Check(o.ptr()))
     throw TypeError(std::string(what) + " must be a bool or None, got " + type_name_of(o));

@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/cuda/graph.h"
 #include "xpuruntime/cuda/libraries.h"
@@ -18,7 +19,7 @@ int cuda_index(nb::handle obj) {
   if (obj.is_none()) {
     index = cuda::current_device();
   } else if (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) {
-    index = nb::cast<int>(obj);
+    index = static_cast<int>(bounded_int_arg(obj, "device", 0, INT32_MAX));
   } else {
     std::optional<Device> d = optional_device_arg(obj);
     if (d->is_cpu()) throw ValueError("expected a CUDA device, got 'cpu'");

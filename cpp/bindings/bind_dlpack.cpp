@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/dlpack.h"
 #include "xpuruntime/dlpack_protocol.h"
@@ -230,15 +231,11 @@ std::optional<Device> dl_device_arg(nb::handle obj) {
   if (obj.is_none()) return std::nullopt;
   if (!nb::isinstance<nb::tuple>(obj) || nb::len(obj) != 2)
     throw TypeError("dl_device must be a (device_type, device_id) tuple");
-  auto type = nb::cast<int32_t>(obj[0]);
-  auto id = nb::cast<int32_t>(obj[1]);
-  return dl::device_from_dlpack(type, id);
+  auto type = bounded_int_arg(obj[0], "dl_device's device_type", 0, INT32_MAX);
+  auto id = bounded_int_arg(obj[1], "dl_device's device_id", 0, INT32_MAX);
+  return dl::device_from_dlpack(static_cast<int32_t>(type), static_cast<int32_t>(id));
 }
 
-std::optional<bool> optional_bool(nb::handle obj) {
-  if (obj.is_none()) return std::nullopt;
-  return nb::cast<bool>(obj);
-}
 
 // The consumer's stream as DLPack numbers it (nullopt: None).
 std::optional<int64_t> consumer_stream(nb::handle stream) {
@@ -246,7 +243,7 @@ std::optional<int64_t> consumer_stream(nb::handle stream) {
   if (!PyLong_Check(stream.ptr()) || PyBool_Check(stream.ptr()))
     throw TypeError("__dlpack__: stream must be an int or None, got " +
                     std::string(nb::type_name(stream.type()).c_str()));
-  return nb::cast<int64_t>(stream);
+  return int_arg(stream, "__dlpack__: stream");
 }
 
 nb::object export_capsule(const Tensor& t, nb::handle stream, nb::handle max_version,
@@ -259,10 +256,17 @@ nb::object export_capsule(const Tensor& t, nb::handle stream, nb::handle max_ver
   if (!max_version.is_none()) {
     if (!nb::isinstance<nb::tuple>(max_version) || nb::len(max_version) != 2)
       throw TypeError("max_version must be a (major, minor) tuple or None");
-    request.versioned = nb::cast<int64_t>(max_version[0]) >= 1;
+    // Any major version from 1 up (however large) can read ours.
+    nb::handle major = max_version[0];
+    if (!is_int(major))
+      throw TypeError("max_version must be a tuple of two ints, got a major version of type " +
+                      type_name_of(major));
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(nb::int_(major).ptr(), &overflow);
+    request.versioned = overflow > 0 || (!overflow && value >= 1);
   }
   request.dl_device = dl_device_arg(dl_device);
-  request.copy = optional_bool(copy);
+  request.copy = optional_bool_arg(copy, "__dlpack__: copy");
   dl::ExportPlan plan = dl::prepare_export(t, request);
   if (request.versioned) {
     auto* m = dl::export_versioned(plan.tensor, plan.copied);
@@ -316,7 +320,8 @@ const Names& names() {
 }
 
 // Where a producer's data lives (from __dlpack_device__; nullopt when it cannot say or
-// names a device we do not address).
+// names a device we do not address). An answer that is not a pair of ints is a broken
+// producer: BufferError saying what came back.
 std::optional<Device> producer_device(nb::handle obj) {
   PyObject* result = PyObject_CallMethodNoArgs(obj.ptr(), names().dlpack_device);
   if (!result) {
@@ -324,9 +329,19 @@ std::optional<Device> producer_device(nb::handle obj) {
     return std::nullopt;
   }
   nb::object device = nb::steal(result);
-  if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) return std::nullopt;
-  auto type = nb::cast<int32_t>(device[0]);
-  auto id = nb::cast<int32_t>(device[1]);
+  auto broken = [&] {
+    return BufferError("from_dlpack: __dlpack_device__ returned " +
+                       std::string(nb::repr(device).c_str()) +
+                       "; expected a (device_type, device_id) tuple of ints");
+  };
+  if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) throw broken();
+  int32_t type, id;
+  try {
+    type = static_cast<int32_t>(bounded_int_arg(device[0], "device_type", 0, INT32_MAX));
+    id = static_cast<int32_t>(bounded_int_arg(device[1], "device_id", 0, INT32_MAX));
+  } catch (const std::exception&) {
+    throw broken();
+  }
   if (type == dl::kDLCPU || type == dl::kDLCUDAHost) return kCPU;
   if (type != dl::kDLCUDA && type != dl::kDLCUDAManaged) return std::nullopt;
   return dl::device_from_dlpack(type, id);
@@ -405,7 +420,8 @@ void bind_dlpack(nb::module_& m) {
     return nb::make_tuple(t.device().dlpack_type(), static_cast<int>(t.device().index));
   });
   m.def("from_dlpack", [](nb::handle x, nb::handle device, nb::handle copy) {
-    return from_dlpack(x, optional_device_arg(device), optional_bool(copy));
+    return from_dlpack(x, optional_device_arg(device),
+                       optional_bool_arg(copy, "from_dlpack: copy"));
   }, nb::arg("x"), nb::kw_only(), nb::arg("device").none() = nb::none(),
      nb::arg("copy").none() = nb::none(),
      "Imports any DLPack producer (or a capsule) without copying when it can.");

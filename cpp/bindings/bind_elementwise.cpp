@@ -22,7 +22,7 @@ nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
 // other operand's dtype (TypeError for the mixes the standard leaves undefined). The scalar
 // stays on the host (Note [Host scalars] in xpuruntime/elementwise.h).
 std::optional<Tensor> host_scalar(const Tensor& self, nb::handle other) {
-  std::optional<Scalar> s = scalar_from_python(other);
+  std::optional<Scalar> s = operand_scalar(other);
   if (!s) return std::nullopt;
   return scalar_tensor(*s, scalar_result_type(self.dtype(), s->kind), kCPU);
 }
@@ -85,7 +85,7 @@ const UnaryOperatorRow kUnaryOperators[] = {
 std::optional<Tensor> optional_bound(const Tensor& x, nb::handle b, const char* which) {
   if (b.is_none()) return std::nullopt;
   if (is_tensor(b)) return as_tensor(b);
-  if (std::optional<Scalar> s = scalar_from_python(b)) {
+  if (std::optional<Scalar> s = operand_scalar(b)) {
     if (s->kind == Scalar::Kind::Complex || s->kind == Scalar::Kind::Bool)
       throw TypeError(std::string("clip: ") + which + " must be a real number or an array");
     // A float bound next to an integer array has no integer value: the standard leaves

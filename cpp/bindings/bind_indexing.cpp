@@ -3,6 +3,7 @@
 // nonzero.
 #include <nanobind/stl/string.h>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/indexing.h"
@@ -71,7 +72,7 @@ TensorIndex index_arg(nb::handle key) {
 int64_t axis_arg(nb::handle axis, const char* what) {
   if (!PyIndex_Check(axis.ptr()) || PyBool_Check(axis.ptr()))
     throw TypeError(std::string(what) + ": axis must be an int, got '" + type_name_of(axis) + "'");
-  return nb::cast<int64_t>(axis);
+  return int_arg(axis, (std::string(what) + ": axis").c_str());
 }
 
 Tensor get(const Tensor& self, nb::handle key) { return getitem(self, index_arg(key)); }
@@ -85,9 +86,10 @@ void set(Tensor& self, nb::handle key, nb::handle value) {
 
 // Note [Direct subscript slots]: Python reaches a bound __getitem__ through a generic slot
 // that looks the method up and packs its arguments on every x[...]; that is most of the
-// cost of x[0]. The slots below call get/set directly. Errors take the bound methods'
-// path once more, so that nanobind translates them as it does everywhere (indexing is
-// free of side effects until it succeeds, so repeating it is harmless). Assigning
+// cost of x[0]. The slots below call get/set directly and report errors as the bound
+// methods do (set_python_error), never by running the key again: a key's __index__ is
+// user code and runs once. Only an exception set_python_error does not know takes the
+// bound method's path a second time. Assigning
 // Tensor.__getitem__ (as the signature wrappers do) resets the slots to the generic ones;
 // _install_subscript_slots() puts them back afterwards.
 nb::handle bound_getitem, bound_setitem;
@@ -100,10 +102,8 @@ PyObject* subscript(PyObject* self, PyObject* key) {
   if (Tensor* t = tensor_of(self)) {
     try {
       return nb::cast(get(*t, key), nb::rv_policy::move).release().ptr();
-    } catch (nb::python_error& e) {
-      e.restore();
-      return nullptr;
     } catch (...) {
+      if (set_python_error(std::current_exception())) return nullptr;
     }
   }
   return PyObject_CallFunctionObjArgs(bound_getitem.ptr(), self, key, nullptr);
@@ -118,10 +118,8 @@ int assign_subscript(PyObject* self, PyObject* key, PyObject* value) {
     try {
       set(*t, key, value);
       return 0;
-    } catch (nb::python_error& e) {
-      e.restore();
-      return -1;
     } catch (...) {
+      if (set_python_error(std::current_exception())) return -1;
     }
   }
   PyObject* result = PyObject_CallFunctionObjArgs(bound_setitem.ptr(), self, key, value, nullptr);

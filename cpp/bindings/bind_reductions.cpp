@@ -2,6 +2,7 @@
 // and count_nonzero (cpp/include/xpuruntime/reductions.h).
 #include <string>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/reductions.h"
@@ -22,7 +23,7 @@ bool is_int(nb::handle obj) { return PyIndex_Check(obj.ptr()) && !PyBool_Check(o
 int64_t int_arg(nb::handle obj, const char* op, const char* what) {
   if (!is_int(obj))
     throw TypeError(std::string(op) + ": " + what + " must be an int, got " + python_type(obj));
-  return nb::cast<int64_t>(obj);
+  return ::xrt::py::int_arg(obj, (std::string(op) + ": " + what).c_str());
 }
 
 // None, an int or a tuple of ints.
@@ -32,7 +33,7 @@ OptionalAxes axes_arg(nb::handle axis, const char* op) {
   if (PyTuple_Check(axis.ptr())) {
     for (nb::handle a : axis) axes.push_back(int_arg(a, op, "each axis"));
   } else if (is_int(axis)) {
-    axes.push_back(nb::cast<int64_t>(axis));
+    axes.push_back(int_arg(axis, op, "axis"));
   } else {
     throw TypeError(std::string(op) + ": axis must be None, an int or a tuple of ints, got " +
                     python_type(axis));

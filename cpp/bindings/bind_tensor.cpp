@@ -1,18 +1,13 @@
 // cpp/bindings/bind_tensor.cpp: the Tensor type: attributes, operators, conversions.
 #include <nanobind/stl/string.h>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::py {
 namespace {
-
-nb::tuple shape_tuple(const Dims& dims) {
-  PyObject* t = PyTuple_New(dims.size());
-  for (int i = 0; i < dims.size(); ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(dims[i]));
-  return nb::steal<nb::tuple>(t);
-}
 
 nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
 
@@ -39,14 +34,14 @@ Stream copy_stream(nb::handle stream, Device device) {
   if (!PyLong_Check(stream.ptr()) || PyBool_Check(stream.ptr()))
     throw TypeError("to_device: stream must be a cuda.Stream or an int, got " +
                     std::string(nb::type_name(stream.type()).c_str()));
-  return backend(device).stream_from_dlpack_number(device, nb::cast<int64_t>(stream));
+  return backend(device).stream_from_dlpack_number(device, int_arg(stream, "to_device: stream"));
 }
 
 }  // namespace
 
 std::optional<Tensor> operand(const Tensor& self, nb::handle other) {
   if (nb::isinstance<Tensor>(other)) return nb::cast<const Tensor&>(other);
-  std::optional<Scalar> s = scalar_from_python(other);
+  std::optional<Scalar> s = operand_scalar(other);
   if (!s) return std::nullopt;
   DType dtype = scalar_result_type(self.dtype(), s->kind);
   return scalar_tensor(*s, dtype, self.device());

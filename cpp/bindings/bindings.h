@@ -24,12 +24,20 @@ std::optional<DType> optional_dtype_arg(nb::handle obj);
 /// Device from None (default), a Device, or a string.
 std::optional<Device> optional_device_arg(nb::handle obj);
 Device default_device();
+/// Sets the Python error for a C++ exception the way bound functions report it (the core's
+/// errors, a Python error, nanobind's cast errors, bad_alloc), for code outside nanobind's
+/// function wrappers; false (nothing set) for any other exception.
+bool set_python_error(const std::exception_ptr& error);
 /// A CUDA device index from None (the current device), an int, "cuda[:N]" or a Device;
 /// checks that it exists (bind_cuda.cpp).
 int cuda_index(nb::handle obj);
 
 /// A Python bool/int/float/complex as a Scalar; nullopt for anything else.
 std::optional<Scalar> scalar_from_python(nb::handle obj);
+/// An operand's scalar: a Python scalar, or a NumPy scalar as the Python scalar of its kind
+/// (np.float32(2) acts as 2.0: the tensor's dtype wins, as with Python scalars and in
+/// PyTorch). nullopt for anything else.
+std::optional<Scalar> operand_scalar(nb::handle obj);
 nb::object scalar_to_python(const Scalar& s);
 /// The right operand of a binary operator as a tensor (a Python scalar takes the array's
 /// dtype per the standard); nullopt means NotImplemented.

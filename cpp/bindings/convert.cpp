@@ -35,10 +35,17 @@ bool is_sequence(PyObject* o) { return PyList_Check(o) || PyTuple_Check(o); }
 // The shape comes from the first element at each depth; the walk then checks that every
 // sub-sequence agrees (else the sequence is ragged) and finds the widest scalar kind
 // (bool < int < float < complex, numbered as Scalar::Kind).
+//
+// Note [Sequences that change under us]: finding a leaf's kind and converting it may run
+// Python code (__getattr__, __index__, __float__) that mutates the very lists being read.
+// So the walk holds a strong reference to each sub-sequence while it reads it and to every
+// leaf until the conversion ends, and reads a list's length afresh before each item: a list
+// that shrinks raises RuntimeError (as iterating a changing dict does) instead of reading
+// freed memory.
 struct SequenceScan {
   Dims shape;
   int kind = -1;
-  std::vector<PyObject*> leaves;
+  std::vector<nb::object> leaves;
 
   explicit SequenceScan(PyObject* obj) {
     for (PyObject* o = obj; is_sequence(o);) {
@@ -49,22 +56,29 @@ struct SequenceScan {
       o = PySequence_Fast_ITEMS(o)[0];
     }
     leaves.reserve(static_cast<size_t>(shape_numel(shape)));
-    walk(obj, 0);
+    walk(nb::borrow(obj), 0);
   }
 
-  void walk(PyObject* obj, int depth) {
+  void walk(const nb::object& obj, int depth) {
+    PyObject* o = obj.ptr();
     if (depth < shape.size()) {
-      if (!is_sequence(obj) || PySequence_Fast_GET_SIZE(obj) != shape[depth])
+      if (!is_sequence(o) || PySequence_Fast_GET_SIZE(o) != shape[depth])
         throw ValueError("asarray: the nested sequence is ragged (expected shape " +
                          shape_str(shape) + ")");
-      PyObject** items = PySequence_Fast_ITEMS(obj);
-      for (int64_t i = 0; i < shape[depth]; ++i) walk(items[i], depth + 1);
+      for (int64_t i = 0; i < shape[depth]; ++i) {
+        if (PySequence_Fast_GET_SIZE(o) != shape[depth]) {
+          PyErr_SetString(PyExc_RuntimeError,
+                          "asarray: a list changed size while it was being converted");
+          throw nb::python_error();
+        }
+        walk(nb::borrow(PySequence_Fast_ITEMS(o)[i]), depth + 1);
+      }
       return;
     }
-    if (is_sequence(obj))
+    if (is_sequence(o))
       throw ValueError("asarray: the nested sequence is ragged (expected shape " +
                        shape_str(shape) + ")");
-    kind = std::max(kind, leaf_kind(obj));
+    kind = std::max(kind, leaf_kind(o));
     leaves.push_back(obj);
   }
 
@@ -118,9 +132,9 @@ Tensor from_sequence(nb::handle obj, std::optional<DType> dtype, Device device) 
   SequenceScan scan(obj.ptr());
   DType d = dtype.value_or(default_dtype_for(scan.kind));
   if (!dtype && scan.kind == 1) {  // ints past int64 need an explicit uint64
-    for (PyObject* leaf : scan.leaves)
-      if (PyLong_Check(leaf) && !PyBool_Check(leaf)) {
-        Scalar s = *int_scalar(leaf);
+    for (const nb::object& leaf : scan.leaves)
+      if (PyLong_Check(leaf.ptr()) && !PyBool_Check(leaf.ptr())) {
+        Scalar s = *int_scalar(leaf.ptr());
         if (s.kind == Scalar::Kind::UInt)
           throw OverflowError("Python integer " + std::to_string(s.u) +
                               " does not fit the default integer dtype int64; pass dtype=uint64");
@@ -132,7 +146,7 @@ Tensor from_sequence(nb::handle obj, std::optional<DType> dtype, Device device) 
   for (size_t i = 0; i < scan.leaves.size(); ++i) {
     Tensor element = host.as_strided(zero_d, zero_d, static_cast<int64_t>(i) * item_size);
     // full() converts by the one cast rule and raises OverflowError for an int that does not fit.
-    Tensor converted = full(zero_d, leaf_value(scan.leaves[i]), d, kCPU);
+    Tensor converted = full(zero_d, leaf_value(scan.leaves[i].ptr()), d, kCPU);
     std::memcpy(element.data(), converted.data(), static_cast<size_t>(item_size));
   }
   return to_device(host, device);
@@ -192,12 +206,12 @@ Tensor from_buffer(nb::handle obj) {
 Dims shape_arg(nb::handle obj) {
   Dims shape;
   if (PyLong_Check(obj.ptr())) {
-    shape.push_back(nb::cast<int64_t>(obj));
+    shape.push_back(int_arg(obj, "shape"));
   } else if (PyTuple_Check(obj.ptr()) || PyList_Check(obj.ptr())) {
     for (nb::handle d : obj) {
       if (!PyIndex_Check(d.ptr()) || PyBool_Check(d.ptr()))
         throw TypeError("shape entries must be integers, got " + std::string(nb::repr(d).c_str()));
-      shape.push_back(nb::cast<int64_t>(d));
+      shape.push_back(int_arg(d, "a shape entry"));
     }
   } else {
     throw TypeError("shape must be an int or a tuple of ints, got " +
@@ -208,10 +222,6 @@ Dims shape_arg(nb::handle obj) {
   return shape;
 }
 
-std::optional<bool> optional_bool(nb::handle obj) {
-  if (obj.is_none()) return std::nullopt;
-  return nb::cast<bool>(obj);
-}
 
 
 DType dtype_for_fill(const Scalar& value) {
@@ -236,6 +246,19 @@ std::optional<Scalar> scalar_from_python(nb::handle obj) {
     return Scalar::from_complex({PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)});
   }
   return std::nullopt;
+}
+
+// Note [NumPy scalars as operands]: the standard defines Python scalars next to arrays; a
+// NumPy scalar is the same number in another dress (np.float64 even subclasses float), so it
+// counts as the Python scalar of its kind. The check runs only after the fast paths failed,
+// and never imports NumPy: a type from the numpy module with an item() method is enough.
+std::optional<Scalar> operand_scalar(nb::handle obj) {
+  if (std::optional<Scalar> s = scalar_from_python(obj)) return s;
+  const char* type_name = Py_TYPE(obj.ptr())->tp_name;
+  bool numpy_scalar = std::strncmp(type_name, "numpy.", 6) == 0 &&
+                      std::strcmp(type_name, "numpy.ndarray") != 0 && nb::hasattr(obj, "item");
+  if (!numpy_scalar) return std::nullopt;
+  return scalar_from_python(obj.attr("item")());
 }
 
 nb::object scalar_to_python(const Scalar& s) {
@@ -298,8 +321,9 @@ Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device>
 
 void bind_convert(nb::module_& m) {
   m.def("asarray", [](nb::handle obj, nb::handle dtype, nb::handle device, nb::handle copy) {
-    return asarray(obj, optional_dtype_arg(dtype), optional_device_arg(device), optional_bool(copy));
-  }, nb::arg("obj"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+    return asarray(obj, optional_dtype_arg(dtype), optional_device_arg(device),
+                   optional_bool_arg(copy, "asarray: copy"));
+  }, nb::arg("obj").none(), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
      nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none());
 
   m.def("empty", [](nb::handle shape, nb::handle dtype, nb::handle device) {

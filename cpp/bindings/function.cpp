@@ -27,6 +27,7 @@ struct FunctionObject {
   PyObject* text;       // the signature as text, "(x1, x2, /)"
   PyObject* signature;  // the inspect.Signature, made on first use
   PyObject* positional_only;  // tuple of the names that must not be passed by keyword
+  PyObject* doc;        // __doc__ when assigned (help() shows it), else the target's
 };
 
 // Set by _core._set_signature_parser: text -> inspect.Signature.
@@ -62,6 +63,7 @@ void function_dealloc(PyObject* self) {
   Py_XDECREF(f->text);
   Py_XDECREF(f->signature);
   Py_XDECREF(f->positional_only);
+  Py_XDECREF(f->doc);
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -86,7 +88,15 @@ PyObject* get_signature(PyObject* self, void*) {
 }
 
 PyObject* get_doc(PyObject* self, void*) {
-  return PyObject_GetAttrString(reinterpret_cast<FunctionObject*>(self)->target, "__doc__");
+  auto* f = reinterpret_cast<FunctionObject*>(self);
+  if (f->doc != nullptr) return Py_NewRef(f->doc);
+  return PyObject_GetAttrString(f->target, "__doc__");
+}
+
+int set_doc(PyObject* self, PyObject* value, void*) {
+  auto* f = reinterpret_cast<FunctionObject*>(self);
+  Py_XSETREF(f->doc, Py_XNewRef(value));
+  return 0;
 }
 
 PyObject* get_wrapped_target(PyObject* self, void*) {
@@ -95,7 +105,7 @@ PyObject* get_wrapped_target(PyObject* self, void*) {
 
 PyGetSetDef function_getset[] = {
     {"__signature__", get_signature, nullptr, nullptr, nullptr},
-    {"__doc__", get_doc, nullptr, nullptr, nullptr},
+    {"__doc__", get_doc, set_doc, nullptr, nullptr},
     {"_target", get_wrapped_target, nullptr, nullptr, nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
@@ -142,6 +152,7 @@ void bind_function(nb::module_& m) {
     f->text = Py_NewRef(text.ptr());
     f->signature = nullptr;
     f->positional_only = Py_NewRef(positional_only.ptr());
+    f->doc = nullptr;
     return nb::steal(reinterpret_cast<PyObject*>(f));
   }, "Wraps a callable as a Function with the given name and signature text.");
   m.def("_set_signature_parser", [](nb::handle parser) {

@@ -2,6 +2,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/cpu.h"
 #include "xpuruntime/cuda_loader.h"
@@ -18,25 +19,23 @@ namespace {
 // Immortal: released references, so nothing is freed after the interpreter is gone.
 nb::handle dtype_objects[kNumDTypes];
 
+// The runtime's exception types, immortal like the dtypes.
+PyObject* runtime_error_types[4];
+
 void bind_errors(nb::module_& m) {
   auto base = nb::exception<XpuRuntimeError>(m, "XpuRuntimeError", PyExc_RuntimeError);
-  nb::exception<CudaError>(m, "CudaError", base);
-  nb::exception<OutOfMemoryError>(m, "OutOfMemoryError", base);
-  nb::exception<UnsupportedOperationError>(m, "UnsupportedOperationError", base);
+  // Note: OutOfMemoryError is a MemoryError too, so `except MemoryError` catches a device
+  // running out as it catches the host running out (NumPy raises MemoryError there).
+  nb::object oom_bases = nb::make_tuple(base, nb::handle(PyExc_MemoryError));
+  runtime_error_types[0] = base.ptr();
+  runtime_error_types[1] = nb::exception<CudaError>(m, "CudaError", base).ptr();
+  runtime_error_types[2] =
+      nb::exception<OutOfMemoryError>(m, "OutOfMemoryError", oom_bases).ptr();
+  runtime_error_types[3] =
+      nb::exception<UnsupportedOperationError>(m, "UnsupportedOperationError", base).ptr();
+  for (PyObject* t : runtime_error_types) Py_INCREF(t);
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const TypeError& e) {
-      PyErr_SetString(PyExc_TypeError, e.what());
-    } catch (const ValueError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const IndexError& e) {
-      PyErr_SetString(PyExc_IndexError, e.what());
-    } catch (const BufferError& e) {
-      PyErr_SetString(PyExc_BufferError, e.what());
-    } catch (const OverflowError& e) {
-      PyErr_SetString(PyExc_OverflowError, e.what());
-    }
+    if (!set_python_error(p)) std::rethrow_exception(p);  // nanobind's own translators
   });
 }
 
@@ -97,9 +96,10 @@ void bind_devices(nb::module_& m) {
         }
         new (self) Device(Device::cuda(n));
       }, nb::arg("index"))
-      .def("__init__", [](Device* self, const std::string& type, int index) {
-        new (self) Device(Device::parse(type + ":" + std::to_string(index)));
-      })
+      .def("__init__", [](Device* self, const std::string& type, nb::handle index) {
+        int64_t n = bounded_int_arg(index, "a device index", 0, INT16_MAX);
+        new (self) Device(Device::parse(type + ":" + std::to_string(n)));
+      }, nb::arg("type"), nb::arg("index"))
       .def_prop_ro("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; })
       .def_prop_ro("index", [](const Device& d) { return static_cast<int>(d.index); })
       .def("__eq__", [](const Device& a, nb::handle b) {
@@ -166,7 +166,11 @@ void bind_info(nb::module_& m) {
   });
   m.def("blas_config", [] { return std::string(cpu::openblas_config()); });
   m.def("num_threads", &cpu::num_threads, "Threads the CPU kernels use.");
-  m.def("set_num_threads", &cpu::set_num_threads, "Sets the threads the CPU kernels use.");
+  m.def("set_num_threads", [](nb::handle n) {
+    cpu::set_num_threads(static_cast<int>(
+        bounded_int_arg(n, "set_num_threads: the thread count", 1, cpu::max_threads())));
+  }, nb::arg("n"), "Sets the threads the CPU kernels and OpenBLAS use (1 to max_threads()).");
+  m.def("max_threads", &cpu::max_threads, "The largest count set_num_threads accepts.");
 }
 
 // What the loader found of CUDA (xpuruntime/cuda_loader.h).
@@ -222,7 +226,52 @@ std::optional<Device> optional_device_arg(nb::handle obj) {
                   std::string(nb::repr(obj).c_str()));
 }
 
+bool set_python_error(const std::exception_ptr& p) {
+  try {
+    std::rethrow_exception(p);
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const TypeError& e) {
+    PyErr_SetString(PyExc_TypeError, e.what());
+  } catch (const ValueError& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const IndexError& e) {
+    PyErr_SetString(PyExc_IndexError, e.what());
+  } catch (const BufferError& e) {
+    PyErr_SetString(PyExc_BufferError, e.what());
+  } catch (const OverflowError& e) {
+    PyErr_SetString(PyExc_OverflowError, e.what());
+  } catch (const CudaError& e) {
+    PyErr_SetString(runtime_error_types[1], e.what());
+  } catch (const OutOfMemoryError& e) {
+    PyErr_SetString(runtime_error_types[2], e.what());
+  } catch (const UnsupportedOperationError& e) {
+    PyErr_SetString(runtime_error_types[3], e.what());
+  } catch (const XpuRuntimeError& e) {
+    PyErr_SetString(runtime_error_types[0], e.what());
+  } catch (const nb::cast_error&) {
+    // A safety net: argument conversions name the argument themselves; one that slipped
+    // through must still not surface as "RuntimeError: std::bad_cast".
+    PyErr_SetString(PyExc_TypeError, "an argument has a type this function cannot take");
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace xrt::py
+
+// The thread count as C symbols, for threadpoolctl's controller (runtime/_threadpoolctl.py),
+// which reaches a library through ctypes. Exported despite -fvisibility=hidden.
+extern "C" __attribute__((visibility("default"))) int xpuruntime_get_num_threads() {
+  return xrt::cpu::num_threads();
+}
+extern "C" __attribute__((visibility("default"))) void xpuruntime_set_num_threads(int n) {
+  // threadpoolctl may ask for more than the cap (a limit of "all cores" on a big host).
+  xrt::cpu::set_num_threads(std::max(1, std::min(n, xrt::cpu::max_threads())));
+}
 
 NB_MODULE(_core, m) {
   using namespace xrt::py;

@@ -60,6 +60,7 @@ from ._core import (  # noqa: E402,F401
     meshgrid,
     moveaxis,
     nonzero,
+    max_threads,
     num_threads,
     ones,
     ones_like,
@@ -136,6 +137,9 @@ del _name
 
 _install()
 _core._install_subscript_slots()  # after _install(), which may rebind __getitem__
+from .runtime import _threadpoolctl  # noqa: E402
+
+_threadpoolctl.install()  # threadpoolctl sees and limits our thread pool
 _core._cuda.set_library_finder(_loader.find_cuda_library)  # asked on first use
 
 __version__ = _core.__version__
@@ -155,3 +159,13 @@ from .kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel  #
 from .adapters import _cuda_array_interface  # noqa: E402
 
 _cuda_array_interface.install()
+
+# Everything public: functions, types, dtypes, constants and the public subpackages (not the
+# helper modules the imports above bring in, nor anything with a leading underscore).
+__all__ = sorted(
+    _name for _name, _value in globals().items()
+    if not _name.startswith("_")
+    and (type(_value).__name__ != "module"
+         or _name in ("cuda", "fft", "linalg", "policies", "runtime", "inference",
+                       "kernels", "distributed"))
+)

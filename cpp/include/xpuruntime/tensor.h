@@ -8,8 +8,19 @@
 
 namespace xrt {
 
-/// Number of elements of a shape (1 for 0-d).
+// Note [Checked sizes]: every element count and byte size a tensor can have is formed by the
+// helpers below, which refuse a product that leaves int64 (ValueError "array is too big",
+// naming the shape, as NumPy says it). A tensor that exists therefore has numel() and
+// numel() * itemsize() within int64, and the kernels and launch grids that multiply extents
+// of an existing tensor cannot overflow.
+
+/// Number of elements of a shape (1 for 0-d); ValueError naming the shape past int64.
 int64_t shape_numel(const Dims& shape);
+/// Bytes of a contiguous tensor of this shape and dtype; ValueError past int64 (at most
+/// PTRDIFF_MAX, so pointer arithmetic over it is defined).
+int64_t shape_nbytes(const Dims& shape, DType dtype);
+/// a * b for two non-negative sizes; ValueError mentioning `what` when it leaves int64.
+int64_t checked_size_product(int64_t a, int64_t b, const char* what);
 /// Row-major strides, in elements.
 Dims contiguous_strides(const Dims& shape);
 /// The standard's broadcasting rule; ValueError naming both shapes when they do not fit.
@@ -42,7 +53,12 @@ class Tensor {
   int64_t byte_offset() const { return byte_offset_; }
   size_t itemsize() const { return xrt::itemsize(dtype_); }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
-  bool readonly() const { return storage_->readonly(); }
+  /// Writes are refused when the storage is read-only or the view is a broadcast (a zero
+  /// stride on an axis longer than 1: a write would land on one element several times).
+  bool readonly() const { return storage_->readonly() || is_broadcast(); }
+  /// A zero stride on an axis of length > 1, with at least one element (NumPy makes such
+  /// views read-only).
+  bool is_broadcast() const;
   /// Address of element [0, ..., 0].
   char* data() const { return static_cast<char*>(storage_->data()) + byte_offset_; }
 

@@ -89,7 +89,28 @@ std::unique_ptr<CachedDecision> decide(OpId op, Device device, const DTypeSignat
   d->device = device;
   d->signature = sig;
   std::string where = "'" + op_name + "' on " + device.str() + " for (" + sig.str() + ")";
-  if (auto pin = policy.get(op_name)) {
+  // Note [Pins and devices]: a pin scoped to a device type ("cuda:matmul") comes first and
+  // must hold there. An unscoped pin ("matmul") applies on the device types that have its
+  // kernel: a GPU policy (matmul='cublaslt') leaves CPU matmuls to the strategy, and the
+  // decision's detail says that the pin did not apply.
+  std::string type_name = device.str().substr(0, device.str().find(':'));
+  std::optional<std::string> pin = policy.get(type_name + ":" + op_name);
+  bool scoped = pin.has_value();
+  if (!pin) pin = policy.get(op_name);
+  std::string skipped;
+  if (pin && !scoped) {
+    bool here = false, elsewhere = false;
+    for (const auto& k : kernels) here |= k->name == *pin;
+    for (int t = 0; t < kNumDeviceTypes && !here; ++t)
+      for (const auto& k : registry.kernels(op, static_cast<DeviceType>(t)))
+        elsewhere |= k->name == *pin;
+    if (!here && elsewhere) {
+      skipped = "the pin " + op_name + "='" + *pin + "' does not apply on " + type_name +
+                " (no such kernel there); ";
+      pin.reset();
+    }
+  }
+  if (pin) {
     KernelRef pinned;
     for (const auto& k : kernels)
       if (k->name == *pin) pinned = k;
@@ -104,7 +125,8 @@ std::unique_ptr<CachedDecision> decide(OpId op, Device device, const DTypeSignat
     d->candidates = {pinned};
     d->pinned = true;
     d->reason = DecisionReason::Pinned;
-    d->detail = "pinned by the kernel policy (" + op_name + "='" + *pin + "')";
+    d->detail = "pinned by the kernel policy (" + (scoped ? type_name + ":" : "") + op_name +
+                "='" + *pin + "')";
     return d;
   }
   if (supported.empty())
@@ -114,10 +136,10 @@ std::unique_ptr<CachedDecision> decide(OpId op, Device device, const DTypeSignat
   if (policy.auto_strategy() == AutoStrategy::BestPerformance && supported.size() > 1) {
     d->timed = true;
     d->reason = DecisionReason::BestPerformance;
-    d->detail = "BestPerformance: timing " + names_of(supported);
+    d->detail = skipped + "BestPerformance: timing " + names_of(supported);
   } else {
     d->reason = DecisionReason::FirstSupported;
-    d->detail = "FirstSupported: first of [" + names_of(supported) + "] by priority";
+    d->detail = skipped + "FirstSupported: first of [" + names_of(supported) + "] by priority";
   }
   return d;
 }

@@ -60,6 +60,16 @@ Tensor import_common(Managed* managed, bool readonly, void (*release)(void*, voi
   Dims shape(dl.shape, dl.shape + dl.ndim);
   for (int64_t d : shape)
     if (d < 0) throw BufferError("DLPack tensor has a negative dimension");
+  int64_t numel = 0;
+  try {
+    numel = shape_numel(shape);
+    shape_nbytes(shape, *dtype);
+  } catch (const ValueError& e) {
+    throw BufferError(std::string("DLPack tensor: ") + e.what());
+  }
+  if (!dl.data && numel > 0)
+    throw BufferError("DLPack tensor of shape " + shape_str(shape) +
+                      " has a null data pointer");
   Dims strides = dl.strides ? Dims(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
   int64_t item = static_cast<int64_t>(itemsize(*dtype));
   for (int64_t& stride : strides) stride = repaired_stride(stride, item);
@@ -75,8 +85,12 @@ Tensor import_common(Managed* managed, bool readonly, void (*release)(void*, voi
         __builtin_add_overflow(span, reach, &span))
       throw BufferError("DLPack tensor's strides reach past the address space");
   }
-  if (__builtin_mul_overflow(span, item, &bytes))
-    throw BufferError("DLPack tensor's strides reach past the address space");
+  // The byte offset is unsigned in DLPack; past int64 (with the span) it addresses nothing.
+  int64_t end = 0;
+  if (__builtin_mul_overflow(span, item, &bytes) || dl.byte_offset > uint64_t{INT64_MAX} ||
+      __builtin_add_overflow(static_cast<int64_t>(dl.byte_offset), bytes, &end))
+    throw BufferError("DLPack tensor's byte_offset (" + std::to_string(dl.byte_offset) +
+                      ") and strides reach past the address space");
   size_t nbytes = static_cast<size_t>(bytes);
   auto storage = Storage::wrap(dl.data, nbytes, device, release, managed, readonly);
   return Tensor(std::move(storage), std::move(shape), std::move(strides),

@@ -26,7 +26,9 @@ Tensor concat(const std::vector<Tensor>& arrays, std::optional<int64_t> axis) {
   Device device = arrays[0].device();
   if (!axis) {
     int64_t total = 0;
-    for (const Tensor& t : arrays) total += t.numel();
+    for (const Tensor& t : arrays)  // broadcast views may be huge: the sum is checked
+      if (__builtin_add_overflow(total, t.numel(), &total))
+        throw ValueError("concat: array is too big: the sizes add up past int64");
     Tensor out = empty(Dims{total}, dtype, device);
     int64_t offset = 0;
     for (const Tensor& t : arrays) {
@@ -53,7 +55,9 @@ Tensor concat(const std::vector<Tensor>& arrays, std::optional<int64_t> axis) {
       throw ValueError("concat: array " + std::to_string(i) + " has shape " +
                        shape_str(t.shape()) + ", which differs from " +
                        shape_str(arrays[0].shape()) + " outside axis " + std::to_string(a));
-    shape[a] += t.shape()[a];
+    if (__builtin_add_overflow(shape[a], t.shape()[a], &shape[a]))
+      throw ValueError("concat: array is too big: the extents along axis " +
+                       std::to_string(a) + " add up past int64");
   }
   Tensor out = empty(shape, dtype, device);
   int64_t position = 0;
@@ -102,7 +106,8 @@ Tensor tile(const Tensor& x, const Dims& repetitions) {
     strides[n - x.ndim() + i] = x.strides()[i];
   }
   for (int i = 0; i < repetitions.size(); ++i) reps[n - repetitions.size() + i] = repetitions[i];
-  for (int i = 0; i < n; ++i) out_shape[i] = shape[i] * reps[i];
+  for (int i = 0; i < n; ++i)
+    out_shape[i] = checked_size_product(shape[i], reps[i], "tile: shape times repetitions");
   Tensor out = empty(out_shape, x.dtype(), x.device());
   if (out.numel() == 0) return out;
   // Each tiled axis i of the output splits into (reps[i], shape[i]): a view of the output

@@ -177,6 +177,7 @@ Dims broadcast_shapes(const std::vector<Dims>& shapes) {
       }
       o = d;
     }
+  shape_numel(out);  // the shape of a tensor-to-be: its size must be countable
   return out;
 }
 

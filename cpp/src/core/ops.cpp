@@ -129,6 +129,9 @@ Tensor arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType
 }
 
 void check_writable(const Tensor& x) {
+  if (x.is_broadcast())
+    throw ValueError("the tensor is a read-only broadcast view of shape " + shape_str(x.shape()) +
+                     " (several of its elements share one memory location); copy it to write");
   if (x.readonly())
     throw ValueError("the tensor is read-only (its producer exported it without write "
                      "access); copy it to write");

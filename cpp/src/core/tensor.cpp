@@ -3,13 +3,47 @@
 
 #include <string>
 
+#include "xpuruntime/dtype.h"
+
 #include "xpuruntime/errors.h"
 
 namespace xrt {
 
+namespace {
+
+[[noreturn]] void throw_too_big(const Dims& shape, const std::string& what) {
+  throw ValueError("array is too big: shape " + shape_str(shape) + what +
+                   " (int64 counts at most 9223372036854775807)");
+}
+
+}  // namespace
+
 int64_t shape_numel(const Dims& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  bool overflow = false;
+  for (int64_t d : shape) overflow |= __builtin_mul_overflow(n, d, &n);
+  // A zero anywhere makes the product 0 however large the rest is (NumPy agrees).
+  if (overflow) {
+    for (int64_t d : shape)
+      if (d == 0) return 0;
+    throw_too_big(shape, " has more elements than int64 can count");
+  }
+  return n;
+}
+
+int64_t shape_nbytes(const Dims& shape, DType dtype) {
+  int64_t n = shape_numel(shape), bytes;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(xrt::itemsize(dtype)), &bytes))
+    throw_too_big(shape, " of " + std::string(dtype_info(dtype).name) +
+                             " needs more bytes than int64 can count");
+  return bytes;
+}
+
+int64_t checked_size_product(int64_t a, int64_t b, const char* what) {
+  int64_t n;
+  if (__builtin_mul_overflow(a, b, &n))
+    throw ValueError(std::string("array is too big: ") + what + " (" + std::to_string(a) +
+                     " * " + std::to_string(b) + ") does not fit in int64");
   return n;
 }
 
@@ -43,6 +77,7 @@ Dims broadcast_shapes(const Dims& a, const Dims& b) {
                        " cannot be broadcast together");
     out[i] = da == 1 ? db : da;
   }
+  shape_numel(out);
   return out;
 }
 
@@ -56,9 +91,17 @@ int normalize_axis(int64_t axis, int ndim) {
 Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
   for (int64_t d : shape)
     if (d < 0) throw ValueError("negative dimensions are not allowed: " + shape_str(shape));
-  int64_t n = shape_numel(shape);
-  auto storage = Storage::allocate(static_cast<size_t>(n) * xrt::itemsize(dtype), device);
+  auto storage = Storage::allocate(static_cast<size_t>(shape_nbytes(shape, dtype)), device);
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
+}
+
+bool Tensor::is_broadcast() const {
+  bool repeats = false;
+  for (int i = 0; i < ndim(); ++i) {
+    if (shape_[i] == 0) return false;  // no element at all, so none is written twice
+    repeats |= strides_[i] == 0 && shape_[i] > 1;
+  }
+  return repeats;
 }
 
 bool Tensor::is_contiguous() const {
@@ -110,6 +153,7 @@ Tensor Tensor::broadcast_to(const Dims& shape) const {
     else throw ValueError("cannot broadcast shape " + shape_str(shape_) + " to " +
                           shape_str(shape));
   }
+  shape_nbytes(shape, dtype_);  // a view too must have a size that int64 counts
   return as_strided(shape, std::move(strides), byte_offset_);
 }
 

@@ -82,7 +82,7 @@ std::shared_ptr<Storage> allocate_pinned_storage(size_t nbytes, int device) {
 Tensor empty_pinned(const Dims& shape, DType dtype, int device) {
   for (int64_t d : shape)
     if (d < 0) throw ValueError("negative dimension in shape " + shape_str(shape));
-  size_t nbytes = size_t(shape_numel(shape)) * itemsize(dtype);
+  size_t nbytes = static_cast<size_t>(shape_nbytes(shape, dtype));
   if (device == -1) device = current_device();
   return Tensor(allocate_pinned_storage(nbytes, device), shape, contiguous_strides(shape), 0,
                 dtype);

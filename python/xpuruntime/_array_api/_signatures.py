@@ -325,7 +325,21 @@ def wrap(func, name, qualname, module, text=None):
     sig = parse(text)
     positional_only = tuple(p.name for p in sig.parameters.values()
                             if p.kind is p.POSITIONAL_ONLY and p.name != "self")
-    return _core._make_function(func, name, qualname, module, text, positional_only)
+    wrapped = _core._make_function(func, name, qualname, module, text, positional_only)
+    description = _descriptions_of(module).get(name)
+    if description:
+        # nanobind's own __doc__ is its signature line, then the binding's docstring if any.
+        _, _, body = (func.__doc__ or "").partition("\n")
+        body = body.strip()
+        wrapped.__doc__ = f"{name}{text}\n\n{description}" + (f"\n\n{body}" if body else "")
+    return wrapped
+
+
+def _descriptions_of(module):
+    from . import _descriptions
+
+    return {"xpuruntime": _descriptions.NAMESPACE, "xpuruntime.linalg": _descriptions.LINALG,
+            "xpuruntime.fft": _descriptions.FFT}.get(module, {})
 
 
 def install_namespace(namespace, table, module):

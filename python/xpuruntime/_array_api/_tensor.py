@@ -1,6 +1,7 @@
 """python/xpuruntime/_array_api/_tensor.py: the Tensor methods that are Python by nature
-(printing, NumPy's __array__, __array_namespace__). The operators and everything on a hot path are
-C++ (cpp/bindings/bind_tensor.cpp)."""
+(printing, NumPy's __array__, __array_namespace__, pickling and copying, len, iteration,
+tolist and item). The operators and everything on a hot path are C++
+(cpp/bindings/bind_tensor.cpp)."""
 
 import sys
 
@@ -39,12 +40,32 @@ def __array__(self, dtype=None, copy=None):
     return out
 
 
+def _host_values(t):
+    """The values as a NumPy array on the host, for printing and tolist. bfloat16 becomes
+    float32 exactly (its bits are the top half of a float32's), so no ml_dtypes is needed."""
+    import numpy as np
+
+    if t.device.type != "cpu":
+        t = t.to_device("cpu")
+    if t.dtype == _core.bfloat16:
+        bits = np.from_dlpack(t._reinterpret(_core.uint16)).astype(np.uint32)
+        return (bits << 16).view(np.float32)
+    return np.from_dlpack(t)
+
+
+def _describe(t, error):
+    # A tensor that cannot be read (a failed device, ...) still prints, and says why.
+    return (f"<Tensor of shape {tuple(t.shape)}, dtype={t.dtype}, device='{t.device}': "
+            f"values unavailable ({type(error).__name__}: {error})>")
+
+
 def __repr__(self):
     import numpy as np
 
-    values = _to_numpy(self)
-    if self.dtype == _core.bfloat16:
-        values = values.astype(np.float32)
+    try:
+        values = _host_values(self)
+    except Exception as e:  # repr never raises
+        return _describe(self, e)
     prefix = "Tensor("
     body = np.array2string(values, separator=", ", prefix=prefix, threshold=1000)
     extra = f", dtype={self.dtype}"
@@ -56,10 +77,82 @@ def __repr__(self):
 def __str__(self):
     import numpy as np
 
-    values = _to_numpy(self)
-    if self.dtype == _core.bfloat16:
-        values = values.astype(np.float32)
+    try:
+        values = _host_values(self)
+    except Exception as e:  # str never raises
+        return _describe(self, e)
     return np.array2string(values, threshold=1000)
+
+
+def __format__(self, spec):
+    """format(t, ".3f"): a 0-d tensor formats as its Python scalar; a larger one formats
+    every element with the spec, laid out as str() lays it out."""
+    if not spec:
+        return str(self)
+    if self.ndim == 0:
+        return format(self.item(), spec)
+    import numpy as np
+
+    return np.array2string(_host_values(self), threshold=1000,
+                           formatter={"all": lambda v: format(v.item(), spec)})
+
+
+def tolist(self):
+    """The values as nested Python lists of Python scalars (a 0-d tensor: the scalar)."""
+    return _host_values(self).tolist()
+
+
+def item(self):
+    """The one element as a Python scalar (bool, int, float or complex); ValueError when the
+    tensor has more or fewer than one element."""
+    if self.size != 1:
+        raise ValueError(f"item() needs a tensor of exactly one element, got shape "
+                         f"{tuple(self.shape)}")
+    return _host_values(self).reshape(()).item()
+
+
+def __len__(self):
+    if self.ndim == 0:
+        raise TypeError("len() of a 0-d tensor")
+    return self.shape[0]
+
+
+def __iter__(self):
+    """Rows along the first axis, as NumPy iterates; TypeError for a 0-d tensor."""
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+def _rebuild(data, dtype_name, shape, device):
+    """Unpickles a tensor: the bytes (C order), onto the device it was pickled from."""
+    import numpy as np
+
+    dt = getattr(_core, dtype_name)
+    host_dtype = _core.uint16 if dt == _core.bfloat16 else dt
+    values = np.frombuffer(bytearray(data), dtype=str(host_dtype)).reshape(shape)
+    t = _core.asarray(values, copy=True)
+    if dt == _core.bfloat16:
+        t = t._reinterpret(_core.bfloat16)
+    return t if device == "cpu" else t.to_device(device)
+
+
+def __reduce__(self):
+    """Pickles the values (copied to the host) and the device; unpickling puts them back on
+    that device (a CUDA tensor needs CUDA where it is unpickled, as in PyTorch)."""
+    t = self._reinterpret(_core.uint16) if self.dtype == _core.bfloat16 else self
+    data = _host_values(t).tobytes()  # C order whatever the strides
+    return (_rebuild, (data, str(self.dtype), tuple(self.shape), str(self.device)))
+
+
+def __copy__(self):
+    # As NumPy's copy.copy(array): new memory, same device and dtype.
+    return _core.asarray(self, copy=True)
+
+
+def __deepcopy__(self, memo):
+    return _core.asarray(self, copy=True)
 
 
 def __array_namespace__(self, /, *, api_version=None):
@@ -76,6 +169,14 @@ def _install():
     T.__array__ = __array__
     T.__repr__ = __repr__
     T.__str__ = __str__
+    T.__format__ = __format__
+    T.__len__ = __len__
+    T.__iter__ = __iter__
+    T.__reduce__ = __reduce__
+    T.__copy__ = __copy__
+    T.__deepcopy__ = __deepcopy__
+    T.tolist = tolist
+    T.item = item
     T.__array_namespace__ = __array_namespace__
     T.__array_ufunc__ = None  # NumPy defers to our reflected operators
     T.__array_priority__ = 1000

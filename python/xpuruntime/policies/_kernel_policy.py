@@ -6,12 +6,55 @@ what a user touches: construction from keywords, JSON, a context manager, and ex
 """
 
 import contextlib
+import difflib
 import json
 from dataclasses import dataclass, field
 
 from .. import _core
 
 _SCHEMA = "xpuruntime.KernelPolicy/1"
+_DEVICE_TYPES = ("cpu", "cuda")
+# Spellings of the design documents and of other libraries, by their squashed form (lower
+# case, no '_', '-' or spaces); any spelling that squashes to a registered name is accepted.
+_ALIASES = {"flashattention2": "flash_v2", "fa2": "flash_v2", "flashattn2": "flash_v2"}
+
+
+def _squash(name):
+    return name.lower().replace("_", "").replace("-", "").replace(" ", "")
+
+
+def _did_you_mean(name, candidates):
+    close = difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.6)
+    if not close:
+        close = [c for c in sorted(candidates) if _squash(c).startswith(_squash(name)[:3])][:3]
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def _resolve(op, kernel):
+    """The (key, kernel) a pin is stored under: the op, or "cuda:op" for a pin scoped to a
+    device type, and the kernel as it is registered. ValueError, with the nearest names,
+    for an op or a kernel that exists on no device."""
+    device, _, name = op.rpartition(":")
+    if device and device not in _DEVICE_TYPES:
+        raise ValueError(f"KernelPolicy: a pin is scoped to a device type {_DEVICE_TYPES}, "
+                         f"got {device!r} in {op!r}")
+    registered = {}
+    for k in _core.list_kernels():
+        registered.setdefault(k["op"], set()).add(k["name"])
+    if name not in registered:
+        raise ValueError(f"KernelPolicy: there is no op {name!r}"
+                         f"{_did_you_mean(name, registered)}")
+    names = registered[name]
+    if kernel not in names:
+        by_squash = {_squash(n): n for n in names}
+        squashed = _squash(kernel)
+        found = by_squash.get(squashed) or by_squash.get(_squash(_ALIASES.get(squashed, "")))
+        if found is None:
+            raise ValueError(f"KernelPolicy: op {name!r} has no kernel {kernel!r}"
+                             f"{_did_you_mean(kernel, names)} (registered: "
+                             f"{', '.join(sorted(names))})")
+        kernel = found
+    return (f"{device}:{name}" if device else name), kernel
 
 
 class KernelPolicy(_core._KernelPolicy):
@@ -19,20 +62,38 @@ class KernelPolicy(_core._KernelPolicy):
 
     Ops without a pin follow ``auto_strategy``: ``"FirstSupported"`` (the highest-priority
     kernel that supports the inputs) or ``"BestPerformance"`` (time the supporting kernels
-    once per shape class and keep the fastest). Pinning a kernel that does not exist or
-    does not support the inputs raises UnsupportedOperationError when the op runs.
+    once per shape class and keep the fastest).
+
+    Names are checked when the pin is made: an op or kernel that is registered nowhere
+    raises ValueError naming the nearest ones ("did you mean"); other spellings of a kernel
+    are accepted (``cublasLt`` for ``cublaslt``, ``flash-v2`` for ``flash_v2``; a kernel of
+    your own must be registered before it is pinned). A pin applies on the device types
+    that have its kernel: ``matmul="cublaslt"`` leaves CPU matmuls to ``auto_strategy``, and
+    ``explain()`` says the pin did not apply there. A pin scoped to a device type,
+    ``KernelPolicy(cuda={"matmul": "cublaslt"}, cpu={"matmul": "native"})`` or the key
+    ``"cuda:matmul"``, holds on that type only. A pinned kernel that is registered on the
+    device but does not support the inputs (or was unregistered since) raises
+    UnsupportedOperationError when the op runs.
 
     ``allow_tf32=True`` lets float32/complex64 matrix products on CUDA round their inputs
     to TF32 on tensor cores (about 8x faster, 10-bit mantissa); off by default, as in
     PyTorch, so results keep float32 precision.
     """
 
-    def __init__(self, auto_strategy="FirstSupported", *, allow_tf32=False, **pins):
+    def __init__(self, auto_strategy="FirstSupported", *, allow_tf32=False, cpu=None,
+                 cuda=None, **pins):
         super().__init__()
         self.auto_strategy = auto_strategy
         self.allow_tf32 = allow_tf32
         for op, kernel in pins.items():
             self.set(op, kernel)
+        for device, scoped in (("cpu", cpu), ("cuda", cuda)):
+            if scoped is None:
+                continue
+            if not isinstance(scoped, dict):
+                raise TypeError(f"{device}= takes a dict of op -> kernel, got {scoped!r}")
+            for op, kernel in scoped.items():
+                self.set(op, kernel, device=device)
 
     @property
     def allow_tf32(self):
@@ -44,10 +105,15 @@ class KernelPolicy(_core._KernelPolicy):
             raise TypeError(f"allow_tf32 must be True or False, got {allow!r}")
         _core._KernelPolicy.allow_tf32.__set__(self, allow)
 
-    def set(self, op, kernel):
+    def set(self, op, kernel, device=None):
+        """Pins op to kernel (on every device type that has it, or on `device` only:
+        "cpu" or "cuda")."""
         if not isinstance(op, str) or not isinstance(kernel, str):
             raise TypeError("KernelPolicy.set(op, kernel) takes two strings")
-        super().set(op, kernel)
+        if device is not None:
+            op = f"{device}:{op}"
+        key, kernel = _resolve(op, kernel)
+        super().set(key, kernel)
         return self
 
     def to_dict(self):

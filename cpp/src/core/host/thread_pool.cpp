@@ -5,7 +5,13 @@
 // - Workers take chunks from an atomic counter; the caller works too.
 // - After fork() the child gets a fresh pool on first use (the parent's threads do not
 //   exist there).
+// - The pool is shared: parallel_for holds it while it runs, so set_num_threads on another
+//   thread (a GIL-free op in flight) swaps in a new pool and the old one dies after its job.
+// - At most kMaxThreads threads; if the system refuses a thread, the pool keeps the threads
+//   it got (fewer workers, never a half-built pool).
 #include "core/host/thread_pool.h"
+
+#include "xpuruntime/errors.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -15,7 +21,10 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -23,6 +32,10 @@ namespace xrt::host {
 namespace {
 
 thread_local bool inside_task = false;
+
+// More threads than this only adds scheduling cost on any machine we know of; the cap also
+// keeps a typo (set_num_threads(10**6)) from exhausting the process.
+constexpr int kMaxThreads = 1024;
 
 constexpr auto kWorkerSpin = std::chrono::microseconds(30);
 constexpr auto kCallerSpin = std::chrono::microseconds(30);
@@ -51,7 +64,7 @@ bool spin_until(Done&& done, std::chrono::microseconds limit) {
 int default_threads() {
   if (const char* env = std::getenv("XPURUNTIME_NUM_THREADS")) {
     int n = std::atoi(env);
-    if (n > 0) return n;
+    if (n > 0) return std::min(n, kMaxThreads);
   }
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
@@ -68,8 +81,18 @@ int default_threads() {
 // than an add of 1e5 floats), and the caller spins briefly before it sleeps.
 class Pool {
  public:
+  // Note: a thread the system refuses (EAGAIN under `ulimit -v` or a process limit) ends the
+  // construction with the workers made so far. Letting the exception escape would destroy
+  // the condition variables those workers wait on (a hang in pthread_cond_destroy).
   explicit Pool(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+    threads_.reserve(workers);
+    for (int i = 0; i < workers; ++i) {
+      try {
+        threads_.emplace_back([this] { work(); });
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
   }
   ~Pool() {
     {
@@ -191,15 +214,18 @@ class Pool {
 };
 
 std::mutex pool_mutex;
-Pool* pool = nullptr;  // leaked on purpose: joining threads at exit can deadlock
+// Leaked on purpose: joining threads at exit can deadlock.
+std::shared_ptr<Pool>& pool = *new std::shared_ptr<Pool>();
 int requested_threads = 0;
 
 void forget_pool_after_fork() {
-  pool = nullptr;  // the parent's threads are gone in the child; leak the husk
+  // The parent's threads are gone in the child: leak the husk (its destructor would join them).
+  new std::shared_ptr<Pool>(std::move(pool));
+  pool.reset();
   new (&pool_mutex) std::mutex();
 }
 
-Pool* get_pool() {
+std::shared_ptr<Pool> get_pool() {
   static bool registered = [] {
     pthread_atfork(nullptr, nullptr, forget_pool_after_fork);
     return true;
@@ -208,7 +234,7 @@ Pool* get_pool() {
   std::lock_guard lock(pool_mutex);
   if (!pool) {
     int n = requested_threads > 0 ? requested_threads : default_threads();
-    pool = new Pool(n - 1);
+    pool = std::make_shared<Pool>(n - 1);
   }
   return pool;
 }
@@ -217,13 +243,17 @@ Pool* get_pool() {
 
 int num_threads() { return get_pool()->size(); }
 
+int max_threads() { return kMaxThreads; }
+
 void set_num_threads(int n) {
-  if (n < 1) n = 1;
-  std::lock_guard lock(pool_mutex);
-  requested_threads = n;
-  if (pool && pool->size() != n) {
-    delete pool;
-    pool = nullptr;
+  if (n < 1 || n > kMaxThreads)
+    throw ValueError("set_num_threads: the thread count must be between 1 and " +
+                     std::to_string(kMaxThreads) + ", got " + std::to_string(n));
+  std::shared_ptr<Pool> old;  // joined outside the lock, after any job that holds it
+  {
+    std::lock_guard lock(pool_mutex);
+    requested_threads = n;
+    if (pool && pool->size() != n) old = std::move(pool);
   }
 }
 
@@ -231,7 +261,7 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   if (n <= 0) return;
   if (grain < 1) grain = 1;
   if (n <= grain || inside_task) return Pool::run_inline(n, grain, fn);
-  Pool* p = get_pool();
+  std::shared_ptr<Pool> p = get_pool();  // alive until this job ends, whatever happens
   if (p->size() == 1) return Pool::run_inline(n, grain, fn);
   p->run(n, grain, fn);
 }

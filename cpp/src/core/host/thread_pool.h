@@ -9,8 +9,12 @@ namespace xrt::host {
 /// Threads of the pool (the caller included). XPURUNTIME_NUM_THREADS overrides the
 /// default, which is the number of cores this process may run on.
 int num_threads();
-/// Sets it (at least 1); not while parallel_for runs on other threads.
+/// Sets it: ValueError outside 1..max_threads(). Safe while parallel_for runs on other threads
+/// (they finish on the pool they started with). The pool may get fewer threads when the
+/// system refuses to create more; num_threads() then says how many it got.
 void set_num_threads(int n);
+/// The largest count set_num_threads accepts.
+int max_threads();
 
 /// Calls fn(begin, end) for the chunks [k*grain, min((k+1)*grain, n)) of [0, n). The chunks
 /// depend on n and grain only, never on the thread count, so a reduction that combines
