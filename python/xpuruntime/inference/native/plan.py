@@ -109,6 +109,27 @@ def unsupported_node(node, opset):
         f"the native engine (it runs, in {domain}: {known})")
 
 
+def hoist_constants(nodes, weights):
+    """Constant nodes become initializers, so fusions and folding see their values."""
+    kept = []
+    for node in nodes:
+        if node.op_type == "Constant" and node.domain == "" and "sparse_value" not in node.attrs:
+            weights[node.outputs[0]] = np.asarray(constant_value(node))
+        else:
+            kept.append(node)
+    return kept
+
+
+def constant_value(node):
+    for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+        if key in node.attrs:
+            value = node.attrs[key]
+            if key == "value":
+                return value
+            return np.asarray(value, dtype=np.float32 if "float" in key else np.int64)
+    raise node.unsupported("only value, value_float(s) and value_int(s) are implemented")
+
+
 def topological_order(nodes, available):
     """Kahn's algorithm, keeping the file's order among ready nodes."""
     available = set(available) | {""}
@@ -144,6 +165,7 @@ class Plan:
         self.input_names = [v.name for v in graph.input if v.name not in weights]
         self.output_names = [v.name for v in graph.output]
         nodes = [self._node(n, i, weights) for i, n in enumerate(graph.node)]
+        nodes = hoist_constants(nodes, weights)
         nodes = topological_order(nodes, list(weights) + self.input_names)
         nodes, self.fusions = fusion.apply(nodes, fusions, weights, self.opsets)
         for node in nodes:
