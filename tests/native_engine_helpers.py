@@ -21,11 +21,13 @@ ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorPro
 
 def make_model(nodes, feeds, outputs, initializers=None, opset=18, extra_opsets=None):
     """A model of ``nodes`` whose inputs are the arrays in ``feeds`` and whose outputs are
-    ``{name: element type}`` of unknown shape; ``initializers`` maps names to arrays."""
+    ``{name: element type}`` (shapes declared later by ``with_output_shapes``, as the checker
+    wants) or ``{name: (element type, shape)}``; ``initializers`` maps names to arrays."""
+    outputs = {n: t if isinstance(t, tuple) else (t, None) for n, t in outputs.items()}
     graph = helper.make_graph(
         nodes, "test",
         [helper.make_tensor_value_info(n, ELEM[a.dtype], a.shape) for n, a in feeds.items()],
-        [helper.make_tensor_value_info(n, t, None) for n, t in outputs.items()],
+        [helper.make_tensor_value_info(n, t, shape) for n, (t, shape) in outputs.items()],
         [numpy_helper.from_array(np.asarray(a), n) for n, a in (initializers or {}).items()])
     opsets = [helper.make_opsetid("", opset)]
     opsets += [helper.make_opsetid(d, v) for d, v in (extra_opsets or {}).items()]
