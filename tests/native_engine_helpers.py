@@ -5,13 +5,12 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-from onnx.reference import ReferenceEvaluator  # noqa: E402
-
-import xpuruntime as xrt  # noqa: E402
-from xpuruntime.inference._engine import EngineRegistry, parse_target  # noqa: E402
-from xpuruntime.inference._model import Model  # noqa: E402
-from xpuruntime.policies import ExecutionPolicy  # noqa: E402
+import xpuruntime as xrt
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+from xpuruntime.inference._engine import EngineRegistry, parse_target
+from xpuruntime.inference._model import Model
+from xpuruntime.policies import ExecutionPolicy
 
 ELEM = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
         np.dtype(np.float16): TensorProto.FLOAT16, np.dtype(np.int64): TensorProto.INT64,

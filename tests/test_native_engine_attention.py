@@ -5,9 +5,15 @@ the ONNX reference, and com.microsoft.MultiHeadAttention against ONNX Runtime.""
 
 import numpy as np
 import pytest
-
-from native_engine_helpers import (TensorProto, check, check_with_onnxruntime, helper,
-                                   make_model, rng, with_output_shapes)
+from native_engine_helpers import (
+    TensorProto,
+    check,
+    check_with_onnxruntime,
+    helper,
+    make_model,
+    rng,
+    with_output_shapes,
+)
 
 
 def _x(shape, seed=0):

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, mutually_broadcastable_shapes
-
 from native_engine_helpers import TensorProto, check, one_node, rng
 
 FLOATS = (np.float32, np.float64)

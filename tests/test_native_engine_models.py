@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip("onnx")
 torch = pytest.importorskip("torch")
 
-from native_engine_helpers import native_engine, run_native  # noqa: E402
-from native_engine_models import CNN, MLP, Transformer, export  # noqa: E402
-from xpuruntime.policies import ExecutionPolicy  # noqa: E402
+from native_engine_helpers import native_engine, run_native
+from native_engine_models import CNN, MLP, Transformer, export
+from xpuruntime.policies import ExecutionPolicy
 
 
 def _torch(module, x):
@@ -72,7 +72,7 @@ def test_cnn_matches_pytorch(device, cnn):
 
 @pytest.mark.parametrize("fixture", ("mlp", "transformer", "cnn"))
 def test_fusions_off_gives_the_same_result(device, fixture, request):
-    module, model, x = request.getfixturevalue(fixture)
+    _, model, x = request.getfixturevalue(fixture)
     plain = native_engine(model, device, ExecutionPolicy(graph_optimization="none"))
     fused = native_engine(model, device)
     np.testing.assert_allclose(run_native(model, {"x": x}, device, engine=plain)[0],

@@ -8,9 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
-
-from native_engine_helpers import (check, check_with_onnxruntime, one_node, rng,
-                                   with_output_shapes)
+from native_engine_helpers import check, check_with_onnxruntime, one_node, rng, with_output_shapes
 
 I64 = np.int64
 

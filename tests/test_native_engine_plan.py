@@ -5,10 +5,16 @@ use, fusions fold what they say, and unhonoured policy settings are reported."""
 
 import numpy as np
 import pytest
-
-from native_engine_helpers import (TensorProto, helper, make_model, native_engine, one_node,
-                                   run_native, with_output_shapes)
 import xpuruntime as xrt
+from native_engine_helpers import (
+    TensorProto,
+    helper,
+    make_model,
+    native_engine,
+    one_node,
+    run_native,
+    with_output_shapes,
+)
 from xpuruntime.inference._engine import EngineRegistry, parse_target
 from xpuruntime.inference.engines.native import NativeEngine, supported_ops
 from xpuruntime.inference.native import Plan
@@ -92,8 +98,8 @@ def test_kernel_policy_pins_apply_per_node():
     pin = "native"
     engine = native_engine(_linear(), kernel_policy=KernelPolicy(matmul=pin))
     got = run_native(_linear(), {"x": np.ones((2, 4), np.float32)}, engine=engine)[0]
-    kernel = [k for n in engine.explain()["nodes"] for k in n["kernels"]
-              if k["op"] == "matmul"][0]
+    kernel = next(k for n in engine.explain()["nodes"] for k in n["kernels"]
+                  if k["op"] == "matmul")
     assert kernel["kernel"] == pin and "pin" in kernel["reason"].lower()
     np.testing.assert_allclose(got, np.maximum(np.ones((2, 4)) @ (np.arange(12).reshape(4, 3)
                                                                    / 10) + 1, 0), rtol=1e-6)

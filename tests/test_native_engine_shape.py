@@ -7,9 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
-
-from native_engine_helpers import (TensorProto, check, helper, make_model, one_node, rng,
-                                   run_native, with_output_shapes)
+from native_engine_helpers import (
+    TensorProto,
+    check,
+    helper,
+    make_model,
+    one_node,
+    rng,
+    run_native,
+    with_output_shapes,
+)
 
 I64 = np.int64
 
@@ -29,7 +36,8 @@ def test_reshape(device, shape, allowzero):
 def test_reshape_opset_1_attribute(device):
     # The reference implements Reshape from opset 5 on: NumPy is the judge here.
     x = _x((2, 6))
-    model = with_output_shapes(one_node("Reshape", {"x": x}, opset=4, shape=[0, 3, -1]), [(2, 3, 2)])
+    model = one_node("Reshape", {"x": x}, opset=4, shape=[0, 3, -1])
+    model = with_output_shapes(model, [(2, 3, 2)])
     np.testing.assert_array_equal(run_native(model, {"x": x}, device)[0], x.reshape(2, 3, 2))
 
 

@@ -23,7 +23,6 @@ nodes that made them leave the plan.
 import time
 
 import numpy as np
-
 import xpuruntime as xrt
 
 from ... import _core

@@ -18,6 +18,7 @@ Two columns steer where values live on a device target:
 
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True)
 class OpSpec:
     domain: str
@@ -51,4 +52,4 @@ def supported_ops():
         out.setdefault(domain or "ai.onnx", []).append(op_type)
     return {domain: sorted(names) for domain, names in sorted(out.items())}
 
-from . import attention, elementwise, nn, reduce, shape  # noqa: E402,F401  (fill OPS)
+from . import attention, elementwise, nn, reduce, shape  # noqa: F401  (fill OPS)

@@ -153,7 +153,8 @@ def gelu(x, approximate="none"):
         inner = xrt.multiply(xrt.add(x, xrt.multiply(xrt.multiply(x, x), x * 0.044715)),
                              math.sqrt(2 / math.pi))
         return xrt.multiply(xrt.multiply(x, 0.5), xrt.add(xrt.tanh(inner), 1))
-    return xrt.multiply(xrt.multiply(x, 0.5), xrt.add(erf(xrt.multiply(x, 0.5 ** 0.5), relative=False), 1))
+    phi = xrt.add(erf(xrt.multiply(x, 0.5 ** 0.5), relative=False), 1)
+    return xrt.multiply(xrt.multiply(x, 0.5), phi)
 
 
 @op("Gelu", since=20)

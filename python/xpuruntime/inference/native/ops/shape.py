@@ -4,7 +4,6 @@ Expand, Tile, Shape, Size, Range, Constant(OfShape), Identity, Trilu). Shapes an
 read come as host tensors (Note [Op table])."""
 
 import numpy as np
-
 import xpuruntime as xrt
 
 from . import op
