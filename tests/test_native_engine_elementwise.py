@@ -140,3 +140,8 @@ def test_clip_inputs_and_attributes(device):
     check(one_node("Clip", {"x": x}, initializers={"lo": lo, "hi": hi}, opset=13), {"x": x},
           device)
     check(one_node("Clip", {"x": x}, opset=6, min=-0.5, max=2.0), {"x": x}, device)
+
+
+def test_isnan(device):
+    x = np.array([1.0, np.nan, -np.inf, 0.0], np.float32)
+    check(one_node("IsNaN", {"x": x}, TensorProto.BOOL, opset=13), {"x": x}, device)

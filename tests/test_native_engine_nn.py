@@ -5,10 +5,12 @@ auto_pad) and pooling."""
 
 import numpy as np
 import pytest
+import xpuruntime as xrt
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
 from native_engine_helpers import check, check_with_onnxruntime, one_node, rng, with_output_shapes
+from xpuruntime.inference.native import Plan
 
 I64 = np.int64
 
@@ -157,3 +159,18 @@ def test_max_pool_dilated_same_upper(device):
 def test_global_pooling(device, op):
     x = _x((2, 3, 4, 5))
     check(one_node(op, {"x": x}), {"x": x}, device, atol=1e-6)
+
+
+def test_simplified_layer_normalization_matches_onnxruntime():
+    # ONNX Runtime's RMS norm in the default domain, where the ONNX checker (and so Model)
+    # does not know it: the plan runs it directly, ONNX Runtime judges.
+    ort = pytest.importorskip("onnxruntime")
+    x, scale = _x((2, 3, 8)), _x((8,), 1)
+    model = with_output_shapes(one_node("SimplifiedLayerNormalization", {"x": x},
+                                        initializers={"s": scale}, opset=17, axis=-1,
+                                        epsilon=1e-5), [x])
+    expected = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    plan = Plan(model, xrt.Device("cpu"))
+    got = plan.run({"x": xrt.asarray(x)})["y0"]
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-5)
