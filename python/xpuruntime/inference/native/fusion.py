@@ -1,0 +1,154 @@
+"""python/xpuruntime/inference/native/fusion.py: rewrites of the node list before the plan is
+built, each switchable by name and reported in ``explain()``.
+
+Note [Fusions]: a pass earns its place by saving work on our kernels, measured
+(docs/native_engine.md has the figures); with no kernel that fuses a chain, merging nodes only
+saves the Python loop's few microseconds a node, which is not a fusion worth a name.
+- ``gelu``: the erf form of GELU as exporters spell it (Div or Mul by sqrt(2), Erf, Add 1,
+  Mul by x, Mul by 0.5) becomes one Gelu node: two full passes fewer, and one erf evaluation
+  whose constant factors fold into it.
+- ``conv_batchnorm``: a BatchNormalization after a Conv, both with constant parameters, folds
+  into the Conv's weights and bias once, at build: the two passes of the normalisation vanish.
+What would need a new kernel (MatMul + bias + activation as a cuBLASLt epilogue, elementwise
+chains as one generated NVRTC kernel, the attention pattern as one fused kernel) is listed as
+left undone in the docs.
+"""
+
+import math
+
+import numpy as np
+
+from .ops import lookup
+
+FUSIONS = ("gelu", "conv_batchnorm")
+
+
+def apply(nodes, enabled, weights, opsets):
+    """Runs the enabled passes on ``nodes``; returns the new list and what each pass did."""
+    unknown = set(enabled) - set(FUSIONS)
+    if unknown:
+        raise ValueError(f"unknown fusions {sorted(unknown)}; known: {', '.join(FUSIONS)}")
+    records = []
+    for name in FUSIONS:
+        if name in enabled:
+            nodes = _PASSES[name](nodes, weights, opsets, records)
+    return nodes, records
+
+
+def _consumers(nodes):
+    out = {}
+    for node in nodes:
+        for name in node.inputs:
+            out.setdefault(name, []).append(node)
+    return out
+
+
+def _scalar(weights, name):
+    value = weights.get(name)
+    if value is None or value.size != 1 or value.dtype.kind != "f":
+        return None
+    return float(value.reshape(-1)[0])
+
+
+def _only_consumer(consumers, name, op_type):
+    users = consumers.get(name, [])
+    if len(users) == 1 and users[0].op_type == op_type and users[0].domain == "":
+        return users[0]
+    return None
+
+
+def _other(node, name):
+    """The input of a two-input node that is not ``name``."""
+    a, b = node.inputs[:2]
+    return b if a == name else a
+
+
+def _close(value, target):
+    return value is not None and math.isclose(value, target, rel_tol=1e-6)
+
+
+def _gelu(nodes, weights, opsets, records):
+    consumers = _consumers(nodes)
+    replace = {}
+    for erf in nodes:
+        if erf.op_type != "Erf" or erf.domain != "":
+            continue
+        scaled = next((n for n in nodes if erf.inputs[0] in n.outputs), None)
+        if scaled is None or len(consumers.get(scaled.outputs[0], [])) != 1:
+            continue
+        if scaled.op_type == "Div":
+            x, factor = scaled.inputs[0], _scalar(weights, scaled.inputs[1])
+            ok = _close(factor, math.sqrt(2))
+        elif scaled.op_type == "Mul":
+            x = next((i for i in scaled.inputs if i not in weights), None)
+            ok = _close(_scalar(weights, _other(scaled, x)), 1 / math.sqrt(2))
+        else:
+            ok = False
+        add = _only_consumer(consumers, erf.outputs[0], "Add")
+        if not ok or add is None or not _close(_scalar(weights, _other(add, erf.outputs[0])),
+                                                1.0):
+            continue
+        times_x = _only_consumer(consumers, add.outputs[0], "Mul")
+        if times_x is None or _other(times_x, add.outputs[0]) != x:
+            continue
+        half = _only_consumer(consumers, times_x.outputs[0], "Mul")
+        if half is None or not _close(_scalar(weights, _other(half, times_x.outputs[0])), 0.5):
+            continue
+        group = [scaled, erf, add, times_x, half]
+        fused = _new_node(half, "Gelu", [x], half.outputs, {}, "gelu")
+        replace.update({id(n): None for n in group})
+        replace[id(half)] = fused
+        records.append({"fusion": "gelu", "into": fused.name,
+                        "nodes": [n.name for n in group]})
+    return _rewrite(nodes, replace)
+
+
+def _conv_batchnorm(nodes, weights, opsets, records):
+    consumers = _consumers(nodes)
+    replace = {}
+    for conv in nodes:
+        if conv.op_type != "Conv" or conv.domain != "" or conv.inputs[1] not in weights:
+            continue
+        has_bias = len(conv.inputs) > 2 and conv.inputs[2]
+        if has_bias and conv.inputs[2] not in weights:
+            continue
+        bn = _only_consumer(consumers, conv.outputs[0], "BatchNormalization")
+        if bn is None or not all(i in weights for i in bn.inputs[1:5]) or \
+                bn.attrs.get("training_mode", 0) or len([o for o in bn.outputs if o]) > 1:
+            continue
+        scale, shift, mean, var = (weights[i].astype(np.float64) for i in bn.inputs[1:5])
+        w = weights[conv.inputs[1]]
+        a = scale / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
+        b = weights[conv.inputs[2]].astype(np.float64) if has_bias else np.zeros_like(mean)
+        w_name, b_name = f"{conv.name}.folded_weight", f"{conv.name}.folded_bias"
+        weights[w_name] = (w * a.reshape((-1,) + (1,) * (w.ndim - 1))).astype(w.dtype)
+        weights[b_name] = ((b - mean) * a + shift).astype(w.dtype)
+        fused = _new_node(conv, "Conv", [conv.inputs[0], w_name, b_name], bn.outputs,
+                          dict(conv.attrs), "conv_batchnorm")
+        fused.constants = {w_name: weights[w_name], b_name: weights[b_name]}
+        replace[id(conv)] = fused
+        replace[id(bn)] = None
+        records.append({"fusion": "conv_batchnorm", "into": fused.name,
+                        "nodes": [conv.name, bn.name]})
+    return _rewrite(nodes, replace)
+
+
+_PASSES = {"gelu": _gelu, "conv_batchnorm": _conv_batchnorm}
+
+
+def _new_node(like, op_type, inputs, outputs, attrs, fusion):
+    from .plan import Node
+
+    node = Node(like.name, op_type, "", like.opset, attrs, inputs, outputs)
+    node.spec = lookup("", op_type)
+    node.fused = fusion
+    return node
+
+
+def _rewrite(nodes, replace):
+    out = []
+    for node in nodes:
+        new = replace.get(id(node), node)
+        if new is not None:
+            out.append(new)
+    return out

@@ -1,0 +1,270 @@
+"""python/xpuruntime/inference/native/ops/nn.py: ONNX's neural-network operators: MatMul,
+Gemm, Softmax/LogSoftmax, the normalisations (Layer, RMS, Simplified, Batch), 2-D Conv as
+im2col + matmul, and pooling."""
+
+import math
+
+import xpuruntime as xrt
+
+from . import op
+from ._common import axis_of
+
+
+@op("MatMul")
+def _matmul(node):
+    return lambda a, b: (xrt.matmul(a, b),)
+
+
+@op("Gemm")
+def _gemm(node):
+    alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
+    trans_a, trans_b = node.attr("transA", 0), node.attr("transB", 0)
+
+    def run(a, b, c=None):
+        y = xrt.matmul(a.mT if trans_a else a, b.mT if trans_b else b)
+        if alpha != 1.0:
+            y = xrt.multiply(y, alpha)
+        if c is not None:
+            y = xrt.add(y, c if beta == 1.0 else xrt.multiply(c, beta))
+        return (y,)
+    return run
+
+
+def softmax(x, axis):
+    e = xrt.exp(xrt.subtract(x, xrt.max(x, axis=axis, keepdims=True)))
+    return xrt.divide(e, xrt.sum(e, axis=axis, keepdims=True))
+
+
+def log_softmax(x, axis):
+    shifted = xrt.subtract(x, xrt.max(x, axis=axis, keepdims=True))
+    return xrt.subtract(shifted, xrt.log(xrt.sum(xrt.exp(shifted), axis=axis, keepdims=True)))
+
+
+@op("Softmax", "LogSoftmax")
+def _softmax(node):
+    fn = softmax if node.op_type == "Softmax" else log_softmax
+    if node.opset >= 13:
+        axis = node.attr("axis", -1)
+        return lambda x: (fn(x, axis_of(axis, x.ndim, node)),)
+    axis = node.attr("axis", 1)
+
+    def run(x):
+        # Before opset 13 the input is seen as 2-D: [prod(shape[:axis]), prod(shape[axis:])].
+        a = axis_of(axis, x.ndim, node)
+        outer = math.prod(x.shape[:a])
+        flat = xrt.reshape(x, (outer, math.prod(x.shape[a:])))
+        return (xrt.reshape(fn(flat, 1), x.shape),)
+    return run
+
+
+def _normalised_axes(axis, x, node):
+    return tuple(range(axis_of(axis, x.ndim, node), x.ndim))
+
+
+@op("LayerNormalization", since=17)
+def _layer_norm(node):
+    axis, eps = node.attr("axis", -1), node.attr("epsilon", 1e-5)
+
+    def run(x, scale, bias=None):
+        axes = _normalised_axes(axis, x, node)
+        mean = xrt.mean(x, axis=axes, keepdims=True)
+        centred = xrt.subtract(x, mean)
+        var = xrt.mean(xrt.multiply(centred, centred), axis=axes, keepdims=True)
+        inv_std = xrt.reciprocal(xrt.sqrt(xrt.add(var, eps)))
+        y = xrt.multiply(xrt.multiply(centred, inv_std), scale)
+        if bias is not None:
+            y = xrt.add(y, bias)
+        return (y, mean, inv_std)
+    return run
+
+
+def _rms_norm(node):
+    axis, eps = node.attr("axis", -1), node.attr("epsilon", 1e-5)
+
+    def run(x, scale, *unused):
+        axes = _normalised_axes(axis, x, node)
+        inv_rms = xrt.reciprocal(xrt.sqrt(xrt.add(
+            xrt.mean(xrt.multiply(x, x), axis=axes, keepdims=True), eps)))
+        return (xrt.multiply(xrt.multiply(x, inv_rms), scale), inv_rms)
+    return run
+
+
+op("RMSNormalization", since=23)(_rms_norm)
+# ONNX Runtime's contrib form, which it registers in the default domain (models its optimiser
+# wrote carry it there, though the ONNX checker does not know it).
+op("SimplifiedLayerNormalization")(_rms_norm)
+
+
+@op("BatchNormalization")
+def _batch_norm(node):
+    eps = node.attr("epsilon", 1e-5)
+    if node.attr("training_mode", 0):
+        raise node.unsupported("training_mode=1 (only inference is implemented)")
+    if len([o for o in node.outputs if o]) > 1:
+        raise node.unsupported("the running mean and variance outputs (training only)")
+
+    def run(x, scale, bias, mean, var):
+        # y = x * a + b with a = scale / sqrt(var + eps), b = bias - mean * a, per channel.
+        a = xrt.divide(scale, xrt.sqrt(xrt.add(var, eps)))
+        b = xrt.subtract(bias, xrt.multiply(mean, a))
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        return (xrt.add(xrt.multiply(x, xrt.reshape(a, shape)), xrt.reshape(b, shape)),)
+    return run
+
+
+def _pads_2d(node, in_hw, kernel, strides, dilations):
+    """(top, left, bottom, right) from pads or auto_pad, and the output height and width."""
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    effective = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for size, k, s in zip(in_hw, effective, strides):
+            total = max(0, (-(-size // s) - 1) * s + k - size)
+            small = total // 2
+            begin.append(small if auto_pad == "SAME_UPPER" else total - small)
+            end.append(total - begin[-1])
+        pads = begin + end
+    elif auto_pad == "VALID":
+        pads = [0, 0, 0, 0]
+    else:
+        pads = list(node.attr("pads", [0, 0, 0, 0]))
+    out = []
+    for i in range(2):
+        span = in_hw[i] + pads[i] + pads[i + 2] - effective[i]
+        if node.attr("ceil_mode", 0):
+            n = -(-span // strides[i]) + 1
+            if (n - 1) * strides[i] >= in_hw[i] + pads[i]:
+                n -= 1  # the last window would start in the end padding
+        else:
+            n = span // strides[i] + 1
+        out.append(n)
+    return pads, out
+
+
+def _pad_2d(x, pads, out_hw, strides, effective, value):
+    """x padded by pads (and on the end sides as far as the last window needs)."""
+    top, left = pads[0], pads[1]
+    bottom = max(pads[2], (out_hw[0] - 1) * strides[0] + effective[0] - x.shape[2] - top)
+    right = max(pads[3], (out_hw[1] - 1) * strides[1] + effective[1] - x.shape[3] - left)
+    n, c, h, w = x.shape
+    if top or bottom:
+        parts = [xrt.full((n, c, top, w), value, dtype=x.dtype, device=x.device), x,
+                 xrt.full((n, c, bottom, w), value, dtype=x.dtype, device=x.device)]
+        x = xrt.concat([p for p in parts if p.shape[2]], axis=2)
+    if left or right:
+        h = x.shape[2]
+        parts = [xrt.full((n, c, h, left), value, dtype=x.dtype, device=x.device), x,
+                 xrt.full((n, c, h, right), value, dtype=x.dtype, device=x.device)]
+        x = xrt.concat([p for p in parts if p.shape[3]], axis=3)
+    return x
+
+
+def _windows(x, kernel, strides, dilations, out_hw):
+    """Each kernel offset's strided view of the padded input, shape (N, C, OH, OW)."""
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            top, left = i * dilations[0], j * dilations[1]
+            yield x[:, :, top:top + strides[0] * (out_hw[0] - 1) + 1:strides[0],
+                    left:left + strides[1] * (out_hw[1] - 1) + 1:strides[1]]
+
+
+def _geometry(node, x, kernel):
+    strides = tuple(node.attr("strides", [1, 1]))
+    dilations = tuple(node.attr("dilations", [1, 1]))
+    pads, out_hw = _pads_2d(node, x.shape[2:], kernel, strides, dilations)
+    effective = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    return strides, dilations, pads, out_hw, effective
+
+
+@op("Conv")
+def _conv(node):
+    group = node.attr("group", 1)
+    kernel_attr = node.attr("kernel_shape", None)
+    weight = node.constant(1)
+    rank = len(kernel_attr) if kernel_attr else (weight.ndim - 2 if weight is not None else 2)
+    if rank != 2:
+        raise node.unsupported(f"{rank}-D convolution (2-D is implemented)")
+
+    def run(x, w, b=None):
+        if x.ndim != 4:
+            raise xrt.UnsupportedOperationError(
+                f"node {node.name!r} (Conv): {x.ndim - 2}-D input (2-D is implemented)")
+        kernel = tuple(w.shape[2:])
+        strides, dilations, pads, out_hw, effective = _geometry(node, x, kernel)
+        n, c = x.shape[:2]
+        m = w.shape[0]
+        x = _pad_2d(x, pads, out_hw, strides, effective, 0)
+        if kernel == (1, 1) and strides == (1, 1):
+            cols = xrt.reshape(x, (n, group, c // group, out_hw[0] * out_hw[1]))
+        else:
+            # im2col: (N, C, kH*kW, OH, OW), whose (C, kH*kW) order matches W's flattening.
+            cols = xrt.stack(list(_windows(x, kernel, strides, dilations, out_hw)), axis=2)
+            cols = xrt.reshape(cols, (n, group, c // group * kernel[0] * kernel[1],
+                                      out_hw[0] * out_hw[1]))
+        y = xrt.matmul(xrt.reshape(w, (group, m // group, -1)), cols)
+        y = xrt.reshape(y, (n, m, out_hw[0], out_hw[1]))
+        if b is not None:
+            y = xrt.add(y, xrt.reshape(b, (1, m, 1, 1)))
+        return (y,)
+    return run
+
+
+def _check_pool(node):
+    kernel = tuple(node.attr("kernel_shape"))
+    if len(kernel) != 2:
+        raise node.unsupported(f"{len(kernel)}-D pooling (2-D is implemented)")
+    if node.op_type == "MaxPool" and len([o for o in node.outputs if o]) > 1:
+        raise node.unsupported("the Indices output")
+    if node.attr("storage_order", 0):
+        raise node.unsupported("storage_order=1")
+    return kernel
+
+
+@op("MaxPool")
+def _max_pool(node):
+    kernel = _check_pool(node)
+
+    def run(x):
+        strides, dilations, pads, out_hw, effective = _geometry(node, x, kernel)
+        low = -math.inf if x.dtype in (xrt.float16, xrt.bfloat16, xrt.float32, xrt.float64) \
+            else xrt.iinfo(x.dtype).min
+        x = _pad_2d(x, pads, out_hw, strides, effective, low)
+        y = None
+        for window in _windows(x, kernel, strides, dilations, out_hw):
+            y = window if y is None else xrt.maximum(y, window)
+        return (xrt.asarray(y, copy=True) if kernel == (1, 1) else y,)
+    return run
+
+
+@op("AveragePool")
+def _average_pool(node):
+    kernel = _check_pool(node)
+    include_pad = node.attr("count_include_pad", 0)
+
+    def window_sum(x, geometry, value):
+        strides, dilations, pads, out_hw, effective = geometry
+        x = _pad_2d(x, pads, out_hw, strides, effective, value)
+        y = None
+        for window in _windows(x, kernel, strides, dilations, out_hw):
+            y = window if y is None else xrt.add(y, window)
+        return y
+
+    def run(x):
+        geometry = _geometry(node, x, kernel)
+        total = window_sum(x, geometry, 0)
+        if include_pad and not node.attr("ceil_mode", 0):
+            return (xrt.divide(total, kernel[0] * kernel[1]),)
+        # Count the cells of each window that lie in the input (or in its explicit padding).
+        ones = xrt.ones((1, 1) + x.shape[2:], dtype=x.dtype, device=x.device)
+        if include_pad:
+            strides, dilations, pads, out_hw, effective = geometry
+            ones = _pad_2d(ones, pads, out_hw, strides, effective, 1)
+            geometry = (strides, dilations, [0, 0, 0, 0], out_hw, effective)
+        return (xrt.divide(total, window_sum(ones, geometry, 0)),)
+    return run
+
+
+@op("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(node):
+    reduce = xrt.mean if node.op_type == "GlobalAveragePool" else xrt.max
+    return lambda x: (reduce(x, axis=tuple(range(2, x.ndim)), keepdims=True),)

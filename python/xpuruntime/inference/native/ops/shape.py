@@ -1,0 +1,227 @@
+"""python/xpuruntime/inference/native/ops/shape.py: ONNX's operators that move, slice, join
+and describe tensors (Reshape, Transpose, Concat, Split, Slice, Gather, (Un)Squeeze, Flatten,
+Expand, Tile, Shape, Size, Range, Constant(OfShape), Identity, Trilu). Shapes and indices they
+read come as host tensors (Note [Op table])."""
+
+import numpy as np
+import xpuruntime as xrt
+
+from . import op
+from ._common import axis_of, host_ints, host_scalar
+
+HOST = xrt.Device("cpu")
+
+
+@op("Constant")
+def _constant(node):
+    from ..plan import constant_value  # the plan hoists Constant nodes; this serves folding
+    value = xrt.asarray(constant_value(node), device=HOST)
+    return lambda: (value,)
+
+
+@op("Identity")
+def _identity(node):
+    return lambda x: (x,)
+
+
+@op("Shape", shape_only=True)
+def _shape(node):
+    start, end = node.attr("start", 0), node.attr("end", None)
+
+    def run(x):
+        return (xrt.asarray(np.asarray(x.shape[start:end], dtype=np.int64), device=HOST),)
+    return run
+
+
+@op("Size", shape_only=True)
+def _size(node):
+    return lambda x: (xrt.asarray(np.asarray(x.size, dtype=np.int64), device=HOST),)
+
+
+def reshape_target(shape, in_shape, allowzero, node):
+    """ONNX's Reshape shape: 0 copies the input's dimension (unless allowzero), -1 is
+    inferred."""
+    out = [in_shape[i] if d == 0 and not allowzero else d for i, d in enumerate(shape)]
+    if out.count(-1) > 1:
+        raise ValueError(f"node {node.name!r} (Reshape): more than one -1 in {shape}")
+    if -1 in out:
+        known = int(np.prod([d for d in out if d != -1]))
+        total = int(np.prod(in_shape))
+        out[out.index(-1)] = total // known if known else 0
+    return tuple(out)
+
+
+@op("Reshape", host_inputs=(1,))
+def _reshape(node):
+    allowzero = node.attr("allowzero", 0)
+    if node.opset < 5:
+        shape = node.attr("shape")
+        return lambda x: (xrt.reshape(x, reshape_target(shape, x.shape, 0, node)),)
+    return lambda x, s: (xrt.reshape(x, reshape_target(host_ints(s), x.shape, allowzero,
+                                                       node)),)
+
+
+@op("Flatten")
+def _flatten(node):
+    axis = node.attr("axis", 1)
+
+    def run(x):
+        a = axis_of(axis, x.ndim, node) if axis != x.ndim else axis
+        outer = int(np.prod(x.shape[:a]))
+        return (xrt.reshape(x, (outer, int(np.prod(x.shape[a:])))),)
+    return run
+
+
+@op("Transpose")
+def _transpose(node):
+    perm = node.attr("perm", None)
+
+    def run(x):
+        axes = tuple(perm) if perm is not None else tuple(range(x.ndim))[::-1]
+        return (xrt.permute_dims(x, axes),)
+    return run
+
+
+@op("Concat")
+def _concat(node):
+    axis = node.attr("axis")
+    return lambda *xs: (xrt.concat(list(xs), axis=axis_of(axis, xs[0].ndim, node)),)
+
+
+def _axes_input_or_attr(node, since):
+    """The axes of Squeeze/Unsqueeze/Reduce*: an attribute before ``since``, an input after."""
+    return node.opset < since, node.attr("axes", None)
+
+
+@op("Unsqueeze", host_inputs=(1,))
+def _unsqueeze(node):
+    from_attr, attr_axes = _axes_input_or_attr(node, 13)
+
+    def run(x, axes=None):
+        axes = attr_axes if from_attr else host_ints(axes)
+        rank = x.ndim + len(axes)
+        return (xrt.expand_dims(x, axis=tuple(sorted(axis_of(a, rank, node) for a in axes))),)
+    return run
+
+
+@op("Squeeze", host_inputs=(1,))
+def _squeeze(node):
+    from_attr, attr_axes = _axes_input_or_attr(node, 13)
+
+    def run(x, axes=None):
+        axes = attr_axes if from_attr else (None if axes is None else host_ints(axes))
+        if axes is None:
+            axes = [i for i, d in enumerate(x.shape) if d == 1]
+        return (xrt.squeeze(x, axis=tuple(axis_of(a, x.ndim, node) for a in axes)),)
+    return run
+
+
+@op("Split", host_inputs=(1,))
+def _split(node):
+    axis = node.attr("axis", 0)
+    attr_split = node.attr("split", None) if node.opset < 13 else None
+    num_outputs = node.attr("num_outputs", None) or len(node.outputs)
+
+    def run(x, split=None):
+        a = axis_of(axis, x.ndim, node)
+        sizes = host_ints(split) if split is not None else attr_split
+        if sizes is None:
+            # Even pieces; since opset 18 the last may be smaller (ceil division).
+            step = -(-x.shape[a] // num_outputs)
+            sizes = [min(step, x.shape[a] - i * step) for i in range(num_outputs)]
+        outs, start = [], 0
+        for size in sizes:
+            index = [slice(None)] * x.ndim
+            index[a] = slice(start, start + size)
+            outs.append(x[tuple(index)])
+            start += size
+        return tuple(outs)
+    return run
+
+
+@op("Slice", host_inputs=(1, 2, 3, 4))
+def _slice(node):
+    if node.opset < 10:
+        starts, ends = node.attr("starts"), node.attr("ends")
+        attr_axes = node.attr("axes", None)
+        return lambda x: (slice_tensor(x, starts, ends, attr_axes, None, node),)
+
+    def run(x, starts, ends, axes=None, steps=None):
+        return (slice_tensor(x, host_ints(starts), host_ints(ends),
+                             None if axes is None else host_ints(axes),
+                             None if steps is None else host_ints(steps), node),)
+    return run
+
+
+def slice_tensor(x, starts, ends, axes, steps, node):
+    index = [slice(None)] * x.ndim
+    axes = range(len(starts)) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        a = axis_of(axis, x.ndim, node)
+        # ONNX clamps out-of-range starts and ends the way Python slices do; INT64_MAX and
+        # INT64_MIN stand for "to the end". A negative end past the front means "through 0".
+        if step < 0 and end < -x.shape[a]:
+            end = None
+        index[a] = slice(start, end, step)
+    return x[tuple(index)]
+
+
+@op("Gather")
+def _gather(node):
+    axis = node.attr("axis", 0)
+
+    def run(x, indices):
+        a = axis_of(axis, x.ndim, node)
+        if indices.ndim == 1:
+            return (xrt.take(x, indices, axis=a),)
+        flat = xrt.take(x, xrt.reshape(indices, (-1,)), axis=a)
+        shape = x.shape[:a] + indices.shape + x.shape[a + 1:]
+        return (xrt.reshape(flat, shape),)
+    return run
+
+
+@op("Expand", host_inputs=(1,))
+def _expand(node):
+    def run(x, shape):
+        # Bidirectional: the result has the broadcast of both shapes.
+        target = xrt.broadcast_shapes(x.shape, host_ints(shape))
+        return (xrt.broadcast_to(x, target),)
+    return run
+
+
+@op("Tile", host_inputs=(1,))
+def _tile(node):
+    return lambda x, repeats: (xrt.tile(x, host_ints(repeats)),)
+
+
+@op("Range", host_inputs=(0, 1, 2))
+def _range(node):
+    def run(start, limit, delta):
+        return (xrt.arange(host_scalar(start), host_scalar(limit), host_scalar(delta),
+                           dtype=start.dtype, device=node.device),)
+    return run
+
+
+@op("ConstantOfShape", host_inputs=(0,))
+def _constant_of_shape(node):
+    value = node.attr("value", None)
+    value = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(1)
+    fill = value[0].item()
+    dtype = xrt.dtype_from_numpy(value.dtype)
+    if dtype == xrt.float32 and node.float_dtype is not None:
+        dtype = node.float_dtype  # the policy's precision (fp16/bf16)
+
+    def run(shape):
+        return (xrt.full(host_ints(shape), fill, dtype=dtype, device=node.device),)
+    return run
+
+
+@op("Trilu", host_inputs=(1,))
+def _trilu(node):
+    upper = node.attr("upper", 1)
+
+    def run(x, k=None):
+        k = 0 if k is None else host_scalar(k)
+        return ((xrt.triu if upper else xrt.tril)(x, k=int(k)),)
+    return run

@@ -1,0 +1,84 @@
+"""tests/test_native_engine_cuda.py: the native engine on CUDA: whole models in fp32 and fp16,
+eager and captured as a CUDA graph, shape arithmetic kept on the host, outputs that survive the
+next replay. (Every op test of test_native_engine_*.py also runs on CUDA through the device
+fixture.)"""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+torch = pytest.importorskip("torch")
+
+import xpuruntime as xrt
+from native_engine_helpers import native_engine, run_native
+from native_engine_models import CNN, Transformer, export
+from xpuruntime.policies import ExecutionPolicy
+
+CUDA = "cuda:0"
+pytestmark = pytest.mark.cuda
+
+
+@pytest.fixture(scope="module")
+def transformer():
+    torch.manual_seed(0)
+    module = Transformer(layers=2, d=64, heads=4).eval()
+    x = np.random.default_rng(1).standard_normal((2, 16, 64)).astype(np.float32)
+    axes = {"x": {0: "batch", 1: "tokens"}, "y": {0: "batch", 1: "tokens"}}
+    with torch.no_grad():
+        expected = module(torch.from_numpy(x)).numpy()
+    return export(module, torch.from_numpy(x), axes), x, expected
+
+
+@pytest.mark.parametrize("precision,tolerance", (("fp32", 1e-4), ("fp16", 3e-2)))
+@pytest.mark.parametrize("graphs", (False, True))
+def test_transformer_on_cuda(transformer, precision, tolerance, graphs):
+    model, x, expected = transformer
+    policy = ExecutionPolicy(precision=precision, static_shape=graphs, cuda_graphs=graphs)
+    engine = native_engine(model, CUDA, policy)
+    for _ in range(4):  # eager, capture, replays
+        got = run_native(model, {"x": x}, CUDA, engine=engine)[0]
+        np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+    explain = engine.explain()
+    assert explain["cuda_graph"] is graphs, explain["unhonoured"]
+    assert not explain["unhonoured"]
+    kernels = {k["kernel"] for n in explain["nodes"] if n["op"] == "MatMul"
+               for k in n["kernels"] if k["op"] == "matmul"}
+    assert kernels and not kernels & {"host_fallback"}
+
+
+def test_shape_values_stay_on_the_host(transformer):
+    model, x, _ = transformer
+    engine = native_engine(model, CUDA)
+    run_native(model, {"x": x}, CUDA, engine=engine)
+    places = {n["op"]: n["device"] for n in engine.explain()["nodes"]}
+    assert places.get("MatMul") == "cuda:0"
+    host_ops = {n["op"] for n in engine.explain()["nodes"] if n["device"] == "host"}
+    assert host_ops <= {"Gather", "Unsqueeze", "Concat", "Div", "Mul", "Add", "Sub", "Slice",
+                        "Cast", "Squeeze", "Equal", "Where", "Range", "ConstantOfShape",
+                        "Reshape", "Expand"}
+
+
+def test_graph_outputs_are_not_overwritten_by_the_next_replay(transformer):
+    model, x, _ = transformer
+    engine = native_engine(model, CUDA, ExecutionPolicy(static_shape=True, cuda_graphs=True))
+    feed = xrt.asarray(x, device=CUDA)
+    for _ in range(2):
+        engine.run({"x": feed}, ["y"])
+    first = engine.run({"x": feed}, ["y"])[0]
+    kept = np.asarray(first.to_device(xrt.Device("cpu")))
+    engine.run({"x": xrt.asarray(x * 2, device=CUDA)}, ["y"])
+    np.testing.assert_array_equal(np.asarray(first.to_device(xrt.Device("cpu"))), kept)
+
+
+def test_cnn_on_cuda():
+    torch.manual_seed(0)
+    module = CNN().eval()
+    x = np.random.default_rng(2).standard_normal((2, 3, 16, 16)).astype(np.float32)
+    with torch.no_grad():
+        expected = module(torch.from_numpy(x)).numpy()
+    model = export(module, torch.from_numpy(x), {"x": {0: "batch"}})
+    engine = native_engine(model, CUDA, ExecutionPolicy(static_shape=True, cuda_graphs=True))
+    for _ in range(3):
+        got = run_native(model, {"x": x}, CUDA, engine=engine)[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+    assert engine.explain()["cuda_graph"]

@@ -1,0 +1,214 @@
+"""tests/test_native_engine_plan.py: the native engine as an engine: construction fails on an
+unsupported op naming the node, explain lists node -> op -> kernel -> reason and obeys a
+kernel policy, symbolic dimensions bind per run, constants fold, values die at their last
+use, fusions fold what they say, and unhonoured policy settings are reported."""
+
+import numpy as np
+import pytest
+import xpuruntime as xrt
+from native_engine_helpers import (
+    TensorProto,
+    helper,
+    make_model,
+    native_engine,
+    one_node,
+    run_native,
+    with_output_shapes,
+)
+from xpuruntime.inference._engine import EngineRegistry, parse_target
+from xpuruntime.inference.engines.native import NativeEngine, supported_ops
+from xpuruntime.inference.native import Plan
+from xpuruntime.policies import ExecutionPolicy, KernelPolicy
+
+
+def _linear(batch="n"):
+    w = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="project"),
+             helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+             helper.make_node("Relu", ["hb"], ["y"], name="relu")]
+    graph = helper.make_graph(
+        nodes, "linear", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 3])],
+        [onnx_tensor(w, "w"), onnx_tensor(np.ones(3, np.float32), "b")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def onnx_tensor(a, name):
+    from onnx import numpy_helper
+    return numpy_helper.from_array(a, name)
+
+
+def test_registered_with_the_contract_attributes():
+    assert EngineRegistry.get("native") is NativeEngine
+    assert NativeEngine.kinds == ("cpu", "cuda") and NativeEngine.extra == ""
+    assert NativeEngine.auto_rank == {"cpu": 2, "cuda": 2}
+    assert NativeEngine.probe(parse_target("cpu")) is None
+
+
+def test_supported_ops_lists_the_table():
+    ops = supported_ops()
+    for name in ("MatMul", "Conv", "Attention", "LayerNormalization", "Trilu", "Range"):
+        assert name in ops["ai.onnx"]
+    assert "MultiHeadAttention" in ops["com.microsoft"]
+
+
+def test_unsupported_op_fails_at_construction_naming_the_node():
+    x = np.ones((2, 2), np.float32)
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="fine"),
+             helper.make_node("Hardmax", ["r"], ["y"], name="the_culprit")]
+    model = make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [2, 2])}, opset=13)
+    with pytest.raises(xrt.UnsupportedOperationError,
+                       match=r"node 'the_culprit': ai.onnx::Hardmax \(opset 13\)"):
+        native_engine(model)
+
+
+def test_op_newer_than_the_models_opset_is_unsupported():
+    x = np.ones((2, 2), np.float32)
+    # RMSNormalization arrived in opset 23; a model importing opset 18 cannot use it.
+    node = helper.make_node("RMSNormalization", ["x", "s"], ["y"], name="rms")
+    model = make_model([node], {"x": x}, {"y": (TensorProto.FLOAT, [2, 2])}, {"s": x[0]},
+                       opset=18)
+    # The checker of Model refuses such a model before any engine; the plan says it too.
+    with pytest.raises(xrt.UnsupportedOperationError, match="'rms'.*opset 18"):
+        Plan(model, xrt.Device("cpu"))
+
+
+def test_unsupported_attribute_value_fails_at_construction():
+    x = np.ones((1, 1, 4, 4), np.float32)
+    model = with_output_shapes(one_node("MaxPool", {"x": x}, n_outputs=2, out_type=[
+        TensorProto.FLOAT, TensorProto.INT64], kernel_shape=[2, 2]), [(1, 1, 2, 2)] * 2)
+    with pytest.raises(xrt.UnsupportedOperationError, match="Indices"):
+        native_engine(model)
+
+
+def test_explain_lists_node_op_kernel_and_reason():
+    engine = native_engine(_linear())
+    run_native(_linear(), {"x": np.ones((2, 4), np.float32)}, engine=engine)
+    nodes = {n["node"]: n for n in engine.explain()["nodes"]}
+    assert nodes["project"]["op"] == "MatMul"
+    matmul = [k for k in nodes["project"]["kernels"] if k["op"] == "matmul"]
+    assert matmul and matmul[0]["kernel"] and matmul[0]["reason"]
+    assert [k["op"] for k in nodes["bias"]["kernels"]] == ["add"]
+
+
+def test_kernel_policy_pins_apply_per_node():
+    # The CPU has two matmul kernels; the default picks OpenBLAS, the pin the other one.
+    names = [k["name"] for k in xrt.list_kernels("matmul") if k["device"] == "cpu"]
+    assert "native" in names and "openblas" in names
+    pin = "native"
+    engine = native_engine(_linear(), kernel_policy=KernelPolicy(matmul=pin))
+    got = run_native(_linear(), {"x": np.ones((2, 4), np.float32)}, engine=engine)[0]
+    kernel = next(k for n in engine.explain()["nodes"] for k in n["kernels"]
+                  if k["op"] == "matmul")
+    assert kernel["kernel"] == pin and "pin" in kernel["reason"].lower()
+    np.testing.assert_allclose(got, np.maximum(np.ones((2, 4)) @ (np.arange(12).reshape(4, 3)
+                                                                   / 10) + 1, 0), rtol=1e-6)
+
+
+def test_symbolic_dimensions_bind_per_run():
+    x = np.ones((2, 3), np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["y"])], "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 3]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["n", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    engine = native_engine(model)
+    run_native(model, {"a": x, "b": x}, engine=engine)
+    assert engine.bound_dims == {"n": 2}
+    with pytest.raises(ValueError, match="'n' is 2 in one input and 4"):
+        run_native(model, {"a": x, "b": np.ones((4, 3), np.float32)}, engine=engine)
+    with pytest.raises(ValueError, match="fixes it at 3"):
+        run_native(model, {"a": np.ones((2, 5), np.float32), "b": x}, engine=engine)
+
+
+def test_constants_fold_once():
+    x = np.ones((2, 2), np.float32)
+    nodes = [helper.make_node("Mul", ["c", "c"], ["c2"]),
+             helper.make_node("Add", ["x", "c2"], ["y"])]
+    model = make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [2, 2])},
+                       {"c": np.full((2, 2), 3, np.float32)})
+    engine = native_engine(model)
+    assert engine.plan.folded == 1 and [n.op_type for n in engine.plan.nodes] == ["Add"]
+    np.testing.assert_array_equal(run_native(model, {"x": x}, engine=engine)[0], x + 9)
+
+
+def test_values_die_at_their_last_use():
+    x = np.ones((4,), np.float32)
+    nodes = [helper.make_node("Exp", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["b"]),
+             helper.make_node("Abs", ["b"], ["y"])]
+    engine = native_engine(make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [4])}))
+    frees = {n.op_type: n.frees for n in engine.plan.nodes}
+    assert frees == {"Exp": (), "Neg": ("a",), "Abs": ("b",)}
+    env = engine.plan.run({"x": xrt.asarray(x)})
+    assert "a" not in env and "b" not in env and "y" in env
+
+
+def test_conv_batchnorm_fusion_folds_the_normalisation():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    init = {"w": rng.standard_normal((3, 2, 3, 3)).astype(np.float32),
+            "cb": rng.standard_normal(3).astype(np.float32),
+            "s": rng.standard_normal(3).astype(np.float32),
+            "b": rng.standard_normal(3).astype(np.float32),
+            "m": rng.standard_normal(3).astype(np.float32),
+            "v": rng.random(3).astype(np.float32) + 0.5}
+    nodes = [helper.make_node("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["y"],
+                              name="bn")]
+    model = make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [1, 3, 5, 5])}, init,
+                       opset=15)
+    fused = native_engine(model)
+    plain = native_engine(model, fusions=())
+    assert [n.op_type for n in fused.plan.nodes] == ["Conv"]
+    assert fused.explain()["fusions"] == [{"fusion": "conv_batchnorm", "into": "conv",
+                                           "nodes": ["conv", "bn"]}]
+    np.testing.assert_allclose(run_native(model, {"x": x}, engine=fused)[0],
+                               run_native(model, {"x": x}, engine=plain)[0], rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_gelu_fusion_recognises_the_exported_pattern():
+    x = np.linspace(-4, 4, 17, dtype=np.float32)
+    nodes = [helper.make_node("Div", ["x", "sqrt2"], ["d"]),
+             helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["a"]),
+             helper.make_node("Mul", ["x", "a"], ["m"]),
+             helper.make_node("Mul", ["m", "half"], ["y"])]
+    init = {"sqrt2": np.array(np.sqrt(2), np.float32), "one": np.array(1, np.float32),
+            "half": np.array(0.5, np.float32)}
+    model = make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [17])}, init)
+    engine = native_engine(model)
+    assert [n.op_type for n in engine.plan.nodes] == ["Gelu"]
+    from math import erf
+    expected = [0.5 * v * (1 + erf(v / np.sqrt(2))) for v in x.astype(np.float64)]
+    # erf is within 1.5e-7 absolutely (Note in ops/elementwise.py), so GELU within 1.5e-7 |x|.
+    np.testing.assert_allclose(run_native(model, {"x": x}, engine=engine)[0], expected,
+                               rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="unknown fusions"):
+        native_engine(model, fusions=("gelu", "everything"))
+
+
+def test_unhonoured_settings_are_reported():
+    engine = native_engine(_linear(), policy=ExecutionPolicy(
+        precision="int8", cuda_graphs=True, allocator="engine",
+        performance_hint="throughput"))
+    text = " ".join(engine.unhonoured)
+    for word in ("int8", "cuda_graphs", "allocator", "throughput"):
+        assert word in text
+    got = run_native(_linear(), {"x": np.ones((1, 4), np.float32)}, engine=engine)[0]
+    assert got.dtype == np.float32
+
+
+def test_threads_apply_during_the_run_only():
+    before = xrt.num_threads()
+    engine = native_engine(_linear(), policy=ExecutionPolicy(threads=1))
+    run_native(_linear(), {"x": np.ones((1, 4), np.float32)}, engine=engine)
+    assert xrt.num_threads() == before and "threads=1" in " ".join(engine.notes)
+
+
+def test_profile_times_every_node():
+    engine = native_engine(_linear(), policy=ExecutionPolicy(profile=True))
+    for _ in range(2):
+        run_native(_linear(), {"x": np.ones((1, 4), np.float32)}, engine=engine)
+    assert all(n["seconds"] > 0 for n in engine.explain()["nodes"])
