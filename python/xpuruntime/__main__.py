@@ -60,6 +60,11 @@ def _engine_lines(xrt):
         version = _engine_version(name)
         if version:
             lines.append(f"  {'':<11} version {version}")
+        if name == "native":
+            from xpuruntime.inference.engines.native import supported_ops
+            for domain, ops in supported_ops().items():
+                lines.append(f"  {'':<11} ops ({domain or 'ai.onnx'}, {len(ops)}): "
+                             + ", ".join(sorted(ops)))
     return lines
 
 
