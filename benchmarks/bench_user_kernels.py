@@ -36,7 +36,8 @@ RED = ("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "rk_l2")
 def host_costs(cp):
     rows = []
     n = 16
-    x, y = xrt.ones((n,), device="cuda:0"), xrt.empty((n,), device="cuda:0")
+    x = xrt.ones((n,), dtype=xrt.float32, device="cuda:0")
+    y = xrt.empty((n,), dtype=xrt.float32, device="cuda:0")
     cx, cy = cp.ones(n, dtype=cp.float32), cp.empty(n, dtype=cp.float32)
     ours, theirs = xrt.RawKernel(SCALE, "scale"), cp.RawKernel(SCALE, "scale")
     a, b = np.float32(2), np.float32(1)
@@ -49,7 +50,8 @@ def host_costs(cp):
     rows.append(("ElementwiseKernel, output passed", per_call(lambda: ew(x, x, y)),
                  per_call(lambda: cew(cx, cx, cy))))
     red, cred = xrt.ReductionKernel(*RED), cp.ReductionKernel(*RED)
-    m, cm = xrt.ones((4, 4), device="cuda:0"), cp.ones((4, 4), dtype=cp.float32)
+    m = xrt.ones((4, 4), dtype=xrt.float32, device="cuda:0")
+    cm = cp.ones((4, 4), dtype=cp.float32)
     rows.append(("ReductionKernel axis=1", per_call(lambda: red(m, axis=1)),
                  per_call(lambda: cred(cm, axis=1))))
     xrt.cuda.synchronize()
@@ -61,7 +63,7 @@ def device_times(cp):
     rng = np.random.default_rng(0)
     n = 1 << 24
     h = rng.standard_normal(n).astype(np.float32)
-    x, y = xrt.asarray(h, device="cuda:0"), xrt.empty((n,), device="cuda:0")
+    x, y = xrt.asarray(h, device="cuda:0"), xrt.empty((n,), dtype=xrt.float32, device="cuda:0")
     cx, cy = cp.asarray(h), cp.empty(n, dtype=cp.float32)
     ours, theirs = xrt.RawKernel(SCALE, "scale"), cp.RawKernel(SCALE, "scale")
     g = ((n + 255) // 256,)
@@ -74,7 +76,8 @@ def device_times(cp):
         "ours": lambda: ew(x, x, y), "cupy": lambda: cew(cx, cx, cy)}, 20, 5)))
     m = rng.standard_normal((4096, 4096)).astype(np.float32)
     xm, cm = xrt.asarray(m, device="cuda:0"), cp.asarray(m)
-    ym, cym = xrt.empty((4096, 4096), device="cuda:0"), cp.empty((4096, 4096), cp.float32)
+    ym = xrt.empty((4096, 4096), dtype=xrt.float32, device="cuda:0")
+    cym = cp.empty((4096, 4096), cp.float32)
     rows.append(("ElementwiseKernel, 4096^2 transposed input", median_seconds({
         "ours": lambda: ew(xm.mT, xm, ym), "cupy": lambda: cew(cm.T, cm, cym)}, 20, 5)))
     red, cred = xrt.ReductionKernel(*RED), cp.ReductionKernel(*RED)

@@ -118,8 +118,10 @@ def test_checks_that_need_a_device(comm):
     x = xrt.ones((4, 4), device="cuda:0")
     with pytest.raises(ValueError, match="contiguous"):
         comm.all_reduce(x.mT)
-    with pytest.raises(TypeError, match="DLPack"):
+    with pytest.raises(ValueError, match="is on cpu"):  # NumPy arrives through DLPack
         comm.all_reduce(np.ones(4))
+    with pytest.raises(TypeError, match="DLPack"):
+        comm.all_reduce([1.0, 2.0])
     with pytest.raises(ValueError, match="has 2 tensors"):
         comm.all_gather([x, x], x)
 

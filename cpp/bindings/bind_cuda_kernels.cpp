@@ -78,6 +78,16 @@ void add_argument(KernelArguments& out, nb::handle a, int& device,
     // A struct packed by the caller (xpuruntime.kernels passes array layouts this way).
     return out.add_bytes(PyBytes_AS_STRING(p), static_cast<size_t>(PyBytes_GET_SIZE(p)), 8);
   }
+  if (nb::hasattr(a, "__dlpack_device__")) {
+    // A device array (CuPy, torch, JAX) first: some also offer the buffer protocol, only to
+    // refuse it for device memory.
+    nb::tuple where = nb::cast<nb::tuple>(a.attr("__dlpack_device__")());
+    if (nb::len(where) >= 1 && nb::cast<int>(where[0]) != 1 /* kDLCPU */) {
+      nb::object t = nb::cast(from_dlpack(a, std::nullopt, std::nullopt));
+      imported.push_back(t);
+      return add_tensor(out, nb::cast<const Tensor&>(t), device);
+    }
+  }
   if (PyObject_CheckBuffer(p) && !PyByteArray_Check(p)) {
     // NumPy scalars (np.float32(1), structured np.void records) and one-element arrays.
     Py_buffer view;

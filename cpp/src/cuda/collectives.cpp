@@ -119,6 +119,18 @@ struct CommunicatorState {
     // The parent is non-blocking: the split may still be in progress on it.
     settle(r, "splitting a blocking NCCL communicator");
     if (child == nullptr) return;  // keep the non-blocking one
+    // The child is born of a non-blocking parent: it answers ncclInProgress until its own
+    // setup is done, and a call before that is refused.
+    ncclResult_t ready = ncclInProgress;
+    const Clock::time_point start = Clock::now();
+    while (ready == ncclInProgress && api.ncclCommGetAsyncError(child, &ready) == ncclSuccess) {
+      if (timeout_seconds > 0 && Clock::now() - start > timeout()) break;
+      std::this_thread::yield();
+    }
+    if (ready != ncclSuccess) {
+      api.ncclCommAbort(child);
+      return;  // keep the non-blocking one
+    }
     ncclComm_t joined = comm;
     comm = child;
     if (api.ncclCommFinalize(joined) == ncclInProgress) {
