@@ -108,40 +108,6 @@ struct CommunicatorState {
     check_open();
   }
 
-  // Replaces the joined non-blocking communicator by a blocking one over the same ranks
-  // (Note [Blocking after a guarded join]); call_mutex held, every rank calls it.
-  void become_blocking() {
-    const NcclApi& api = nccl();
-    ncclConfig_v21400 config;
-    config.blocking = 1;
-    ncclComm_t child = nullptr;
-    ncclResult_t r = api.ncclCommSplit(comm, 0, rank, &child, &config);
-    // The parent is non-blocking: the split may still be in progress on it.
-    settle(r, "splitting a blocking NCCL communicator");
-    if (child == nullptr) return;  // keep the non-blocking one
-    // The child is born of a non-blocking parent: it answers ncclInProgress until its own
-    // setup is done, and a call before that is refused.
-    ncclResult_t ready = ncclInProgress;
-    const Clock::time_point start = Clock::now();
-    while (ready == ncclInProgress && api.ncclCommGetAsyncError(child, &ready) == ncclSuccess) {
-      if (timeout_seconds > 0 && Clock::now() - start > timeout()) break;
-      std::this_thread::yield();
-    }
-    if (ready != ncclSuccess) {
-      api.ncclCommAbort(child);
-      return;  // keep the non-blocking one
-    }
-    ncclComm_t joined = comm;
-    comm = child;
-    if (api.ncclCommFinalize(joined) == ncclInProgress) {
-      ncclResult_t state = ncclInProgress;
-      while (state == ncclInProgress &&
-             api.ncclCommGetAsyncError(joined, &state) == ncclSuccess)
-        std::this_thread::yield();
-    }
-    api.ncclCommDestroy(joined);
-  }
-
   // An event behind the work queued so far on stream, for the watchdog.
   void track(CUstream stream) {
     if (timeout_seconds <= 0) return;
@@ -280,18 +246,11 @@ Communicator::Communicator(const UniqueId& id, int world_size, int rank, int dev
   activate(device);  // NCCL takes the calling thread's current device
   ncclUniqueId raw;
   std::memcpy(&raw, id.data(), kUniqueIdBytes);
-  // Note [Blocking after a guarded join]: a non-blocking communicator lets the join time out
-  // when a rank never comes, but every later call on it goes through NCCL's asynchronous
-  // launch path and answers ncclInProgress, to be polled (tens of microseconds per
-  // collective, measured on two H100s). So the join is non-blocking, and once every rank is
-  // in, a split with one color gives the same ranks a blocking communicator (NCCL's default
-  // mode, torch's too) for the collectives; the joined one is destroyed. Without
-  // ncclCommSplit (NCCL < 2.18) the non-blocking communicator stays.
-  // XPURUNTIME_NCCL_BLOCKING=1 joins blocking from the start (no deadline on the join).
-  const char* blocking = std::getenv("XPURUNTIME_NCCL_BLOCKING");
-  const bool blocking_join = blocking && std::string(blocking) == "1";
   ncclConfig_v21400 config;
-  config.blocking = blocking_join ? 1 : 0;
+  // Note: XPURUNTIME_NCCL_BLOCKING=1 makes a blocking communicator (NCCL's default), for
+  // comparing; its join then has no deadline (the watchdog still guards collectives).
+  const char* blocking = std::getenv("XPURUNTIME_NCCL_BLOCKING");
+  config.blocking = blocking && std::string(blocking) == "1" ? 1 : 0;
   std::lock_guard call(s.call_mutex);
   ncclResult_t r = api.ncclCommInitRankConfig(&s.comm, world_size, raw, rank, &config);
   if (r != ncclSuccess && r != ncclInProgress) {
@@ -300,7 +259,6 @@ Communicator::Communicator(const UniqueId& id, int world_size, int rank, int dev
     throw CudaError("ncclCommInitRankConfig (" + s.where + ") failed: " + text);
   }
   s.settle(r, "joining the NCCL communicator");
-  if (!blocking_join && api.ncclCommSplit) s.become_blocking();
   s.watchdog = std::thread([state = state_.get()] { state->watch(); });
 }
 

@@ -23,8 +23,6 @@ NcclApi load_nccl() {
         reinterpret_cast<decltype(api.ncclGetErrorString)>(resolve("ncclGetErrorString"));
     api.ncclGetLastError =
         reinterpret_cast<decltype(api.ncclGetLastError)>(resolve("ncclGetLastError", false));
-    api.ncclCommSplit =
-        reinterpret_cast<decltype(api.ncclCommSplit)>(resolve("ncclCommSplit", false));
   }, "distributed");
 }
 

@@ -82,9 +82,6 @@ struct NcclApi {
 #undef XRT_DECLARE_NCCL_FN
   const char* (*ncclGetErrorString)(ncclResult_t result) = nullptr;
   const char* (*ncclGetLastError)(ncclComm_t comm) = nullptr;  ///< optional (2.13+)
-  /// optional (2.18+): Note [Blocking after a guarded join] in collectives.cpp
-  ncclResult_t (*ncclCommSplit)(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
-                                ncclConfig_v21400* config) = nullptr;
 };
 
 /// NCCL, resolved on first use; CudaError saying how to install it when it cannot be loaded
