@@ -106,7 +106,9 @@ def test_graph_capture_and_replay(comm):
     with xrt.cuda.graph(g):
         comm.all_reduce(x)
         y = x * 2
-    assert g.num_nodes >= 2
+    # One rank's in-place all_reduce may add no node of its own (NCCL has nothing to move);
+    # the two-rank capture is checked in test_distributed_multi_gpu.py.
+    assert g.num_nodes >= 1
     g.replay()
     xrt.cuda.synchronize()
     assert float(y[0]) == 2.0
