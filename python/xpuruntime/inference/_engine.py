@@ -188,6 +188,22 @@ def _probe(cls, target):
         return f"probing failed: {type(e).__name__}: {e}"
 
 
+def cuda_unusable(target):
+    """None when target's CUDA device can be used here, else why not (for ``probe``)."""
+    status = _core._cuda.status()
+    if not status["available"]:
+        return f"CUDA is not available: {status['reason']}"
+    if target.index >= status["device_count"]:
+        return f"there is no {target} ({status['device_count']} CUDA devices)"
+    return None
+
+
+def first_line(error):
+    """The first line of an engine's exception text: its libraries write pages."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 def missing_package(engine, package, extra):
     """The XpuRuntimeError an engine raises when its package is not installed."""
     return _core.XpuRuntimeError(

@@ -11,6 +11,7 @@ inference sessions and the PyTorch adapter (both sections). ``save_policy_file``
 
 import json
 
+from ._json_file import JsonFile
 from ._kernel_policy import KernelPolicy
 
 _SCHEMA = "xpuruntime.ExecutionPolicy/1"
@@ -22,7 +23,7 @@ GRAPH_OPTIMIZATIONS = ("all", "extended", "basic", "none")
 PERFORMANCE_HINTS = ("latency", "throughput")
 
 
-class ExecutionPolicy:
+class ExecutionPolicy(JsonFile):
     """How a model runs, for every engine alike; each engine maps it to its own settings and
     reports in ``explain()`` what it could not honour.
 
@@ -100,19 +101,6 @@ class ExecutionPolicy:
             raise ValueError(f"unknown execution policy fields: {sorted(unknown)} "
                              f"(known: {', '.join(cls.__slots__)})")
         return cls(**fields)
-
-    @classmethod
-    def from_json(cls, text):
-        return cls.from_dict(json.loads(text))
-
-    def save(self, path):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_json() + "\n")
-
-    @classmethod
-    def load(cls, path):
-        with open(path, encoding="utf-8") as f:
-            return cls.from_json(f.read())
 
     def __eq__(self, other):
         if not isinstance(other, ExecutionPolicy):

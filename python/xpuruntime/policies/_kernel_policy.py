@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from .. import _core
+from ._json_file import JsonFile
 
 _SCHEMA = "xpuruntime.KernelPolicy/1"
 _DEVICE_TYPES = ("cpu", "cuda")
@@ -57,7 +58,7 @@ def _resolve(op, kernel):
     return (f"{device}:{name}" if device else name), kernel
 
 
-class KernelPolicy(_core._KernelPolicy):
+class KernelPolicy(JsonFile, _core._KernelPolicy):
     """Which kernel each op uses: ``KernelPolicy(matmul="openblas")``.
 
     Ops without a pin follow ``auto_strategy``: ``"FirstSupported"`` (the highest-priority
@@ -141,19 +142,6 @@ class KernelPolicy(_core._KernelPolicy):
             raise ValueError("'preferences' must map op names to kernel names")
         return cls(auto_strategy=data.get("auto_strategy", "FirstSupported"),
                    allow_tf32=data.get("allow_tf32", False), **prefs)
-
-    @classmethod
-    def from_json(cls, text):
-        return cls.from_dict(json.loads(text))
-
-    def save(self, path):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_json() + "\n")
-
-    @classmethod
-    def load(cls, path):
-        with open(path, encoding="utf-8") as f:
-            return cls.from_json(f.read())
 
     def __eq__(self, other):
         if not isinstance(other, _core._KernelPolicy):

@@ -26,7 +26,9 @@ import tempfile
 import threading
 
 from ... import _core
-from .._engine import Engine, TensorInfo, missing_package, register_engine
+from .._engine import (Engine, TensorInfo, cuda_unusable, first_line, missing_package,
+                       register_engine)
+from ._ort_binding import Lane
 from .._precision import convert_float_model, precision_onnx_type
 from .._types import DTYPE_OF_ONNX, ONNX_OF_DTYPE, ONNX_OF_ORT_NAME
 
@@ -73,13 +75,7 @@ class OnnxRuntimeEngine(Engine):
                     f"place of the CPU one: pip install xpuruntime[{cls.extra}], then "
                     "pip uninstall -y onnxruntime && pip install --force-reinstall --no-deps "
                     "onnxruntime-gpu)")
-        if target.kind == "cuda":
-            status = _core._cuda.status()
-            if not status["available"]:
-                return f"CUDA is not available: {status['reason']}"
-            if target.index >= status["device_count"]:
-                return f"there is no {target} ({status['device_count']} CUDA devices)"
-        return None
+        return cuda_unusable(target) if target.kind == "cuda" else None
 
     def __init__(self, model, target, kernel_policy, exec_policy):
         super().__init__(model, target, kernel_policy, exec_policy)
@@ -91,7 +87,7 @@ class OnnxRuntimeEngine(Engine):
         source = self._model_source(ort)
         self._sess = self._create(ort, source, options)
         self._describe_io()
-        self._local = threading.local()    # one _Lane per thread (Note [ORT threads])
+        self._local = threading.local()    # one Lane per thread (Note [ORT threads])
         self._graph_lock = threading.Lock()
         self._out_shapes = {}       # input shapes -> output shapes learned from a run
         self._data_dependent = set()
@@ -200,7 +196,7 @@ class OnnxRuntimeEngine(Engine):
             if getattr(self, "_converted", None):
                 # The provider lacks a kernel for the converted types: say so, run fp32.
                 self.unhonoured.append(f"precision={self._converted!r}: ONNX Runtime could not "
-                                       f"build the converted model ({_first_line(e)}); the "
+                                       f"build the converted model ({first_line(e)}); the "
                                        "model runs in fp32")
                 self.notes.pop()
                 self._converted = None
@@ -208,7 +204,7 @@ class OnnxRuntimeEngine(Engine):
                 sess = ort.InferenceSession(source, sess_options=options, providers=providers)
             else:
                 raise _core.XpuRuntimeError(f"ONNX Runtime could not load the model: "
-                                            f"{_first_line(e)}") from None
+                                            f"{first_line(e)}") from None
         sess.disable_fallback()
         used = sess.get_providers()
         if self.provider[self.target.kind] not in used:
@@ -270,7 +266,7 @@ class OnnxRuntimeEngine(Engine):
     def _lane(self):
         lane = getattr(self._local, "lane", None)
         if lane is None:
-            lane = self._local.lane = _Lane(self._ort, self._sess, self.target,
+            lane = self._local.lane = Lane(self._ort, self._sess, self.target,
                                             self._stream is not None)
         return lane
 
@@ -352,7 +348,7 @@ class OnnxRuntimeEngine(Engine):
             lane.c.run(self._run_options)
         except Exception as e:
             raise _core.XpuRuntimeError(f"ONNX Runtime failed to run the model: "
-                                        f"{_first_line(e)}") from None
+                                        f"{first_line(e)}") from None
         finally:
             lane.done.record(self._stream)
             current.wait_event(lane.done)
@@ -383,7 +379,7 @@ class OnnxRuntimeEngine(Engine):
                 return results
             lane.bound.clear()
             raise _core.XpuRuntimeError(f"ONNX Runtime failed to run the model: "
-                                        f"{_first_line(e)}") from None
+                                        f"{first_line(e)}") from None
         if len(ours) == len(output_names):
             return [ours[name] for name in output_names]
         values = calls.get_outputs()
@@ -463,63 +459,3 @@ class OnnxRuntimeEngine(Engine):
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
-
-
-class _Lane:
-    """Note [ORT threads]: what one thread's runs need of their own. ORT's sessions run from
-    several threads at once, but an IOBinding and an event are one caller's: each thread gets
-    its binding, its record of what it bound, and its two events."""
-
-    __slots__ = ("c", "bound", "ready", "done")
-
-    def __init__(self, ort, sess, target, cuda):
-        self.c = _NativeCalls(ort, sess, sess.io_binding(), target)
-        self.bound = {}             # input name -> (pointer, shape, dtype) bound last
-        self.ready = _core._cuda.Event() if cuda else None
-        self.done = _core._cuda.Event() if cuda else None
-
-
-class _NativeCalls:
-    """The binding and run calls of ORT's compiled module, reached past its Python wrappers
-    when they are there: the wrappers cost more per run than our whole session (ORT 1.32's
-    ``run_with_iobinding`` reads a run-config entry for WebGPU capture, ~25 us), and they
-    do nothing we need. Falls back to the public API where the private one is missing."""
-
-    __slots__ = ("bind_input", "bind_output", "bind_output_to_ort", "clear_outputs", "run",
-                 "get_outputs")
-
-    def __init__(self, ort, sess, binding, target):
-        device_type = "cuda" if target.kind == "cuda" else "cpu"
-        device_id = target.index if target.kind == "cuda" else 0
-        c_sess = getattr(sess, "_sess", None)
-        c_binding = getattr(binding, "_iobinding", None)
-        try:
-            c_device = ort.OrtDevice.make(device_type, device_id)._get_c_device()
-        except AttributeError:
-            c_device = None
-        if c_sess is None or c_binding is None or c_device is None:
-            self._public(sess, binding, device_type, device_id)
-            return
-        self.bind_input = lambda name, elem, shape, ptr: c_binding.bind_input(
-            name, c_device, elem, shape, ptr)
-        self.bind_output = lambda name, elem, shape, ptr: c_binding.bind_output(
-            name, c_device, elem, shape, ptr)
-        self.bind_output_to_ort = lambda name: c_binding.bind_output(name, c_device)
-        self.clear_outputs = c_binding.clear_binding_outputs
-        self.run = lambda options: c_sess.run_with_iobinding(c_binding, options)
-        self.get_outputs = c_binding.get_outputs
-
-    def _public(self, sess, binding, device_type, device_id):
-        self.bind_input = lambda name, elem, shape, ptr: binding.bind_input(
-            name, device_type, device_id, elem, shape, ptr)
-        self.bind_output = lambda name, elem, shape, ptr: binding.bind_output(
-            name, device_type, device_id, elem, shape, ptr)
-        self.bind_output_to_ort = lambda name: binding.bind_output(name, device_type, device_id)
-        self.clear_outputs = binding.clear_binding_outputs
-        self.run = lambda options: sess.run_with_iobinding(binding, options)
-        self.get_outputs = binding.get_outputs
-
-
-def _first_line(error):
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

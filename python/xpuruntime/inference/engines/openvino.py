@@ -18,7 +18,7 @@ f32 explicitly, and ``explain()`` reports the precision the compiled model says 
 import threading
 
 from ... import _core
-from .._engine import Engine, missing_package, register_engine
+from .._engine import Engine, first_line, missing_package, register_engine
 
 _core_instance = None
 
@@ -74,7 +74,7 @@ class OpenVinoEngine(Engine):
             ov_model = core.read_model(model.path if model.path else model.bytes)
         except Exception as e:
             raise _core.XpuRuntimeError(f"OpenVINO could not read the model: "
-                                        f"{_first_line(e)}") from None
+                                        f"{first_line(e)}") from None
         self.inputs, self.outputs = model.io()
         self._reshape(ov_model)
         config = self._config(ov)
@@ -82,7 +82,7 @@ class OpenVinoEngine(Engine):
             self._compiled = core.compile_model(ov_model, _plugin(target), config)
         except Exception as e:
             raise _core.XpuRuntimeError(f"OpenVINO could not compile the model for "
-                                        f"{_plugin(target)}: {_first_line(e)}") from None
+                                        f"{_plugin(target)}: {first_line(e)}") from None
         self._local = threading.local()   # one _Lane per thread: requests are one caller's
         self._in_index = {p.get_any_name(): i for i, p in enumerate(self._compiled.inputs)}
         self._out_index = {}
@@ -188,7 +188,7 @@ class OpenVinoEngine(Engine):
                 self._data_dependent.update(ours)
                 return self.run(feeds, output_names)
             raise _core.XpuRuntimeError(f"OpenVINO failed to run the model: "
-                                        f"{_first_line(e)}") from None
+                                        f"{first_line(e)}") from None
         results = []
         for name in output_names:
             produced = request.get_output_tensor(self._out_index[name])
@@ -272,16 +272,10 @@ _SMALL_OUTPUT = 64 << 10
 
 
 def _nbytes(shape, dtype):
-    n = _ITEMSIZE.get(dtype, 8)
+    n = dtype.itemsize
     for d in shape:
         n *= d
     return n
-
-
-_ITEMSIZE = {getattr(_core, name): size for name, size in (
-    ("bool", 1), ("int8", 1), ("uint8", 1), ("int16", 2), ("uint16", 2), ("float16", 2),
-    ("bfloat16", 2), ("int32", 4), ("uint32", 4), ("float32", 4), ("int64", 8),
-    ("uint64", 8), ("float64", 8), ("complex64", 8), ("complex128", 16))}
 
 
 def _shared(ov, np, tensor):
@@ -290,8 +284,3 @@ def _shared(ov, np, tensor):
         raw = np.asarray(tensor._reinterpret(_core.uint16))
         return ov.Tensor(raw, list(tensor.shape), ov.Type.bf16)
     return ov.Tensor(np.asarray(tensor), shared_memory=True)
-
-
-def _first_line(error):
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__

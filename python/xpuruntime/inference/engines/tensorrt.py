@@ -31,7 +31,7 @@ import sys
 import threading
 
 from ... import _core
-from .._engine import Engine, missing_package, register_engine
+from .._engine import Engine, cuda_unusable, missing_package, register_engine
 from .._precision import convert_float_model, precision_onnx_type
 from .._types import DTYPE_OF_ONNX
 
@@ -68,12 +68,7 @@ class TensorRtEngine(Engine):
             import tensorrt  # noqa: F401
         except ImportError:
             return "the 'tensorrt' package is not installed (pip install xpuruntime[tensorrt])"
-        status = _core._cuda.status()
-        if not status["available"]:
-            return f"CUDA is not available: {status['reason']}"
-        if target.index >= status["device_count"]:
-            return f"there is no {target}"
-        return None
+        return cuda_unusable(target)
 
     def __init__(self, model, target, kernel_policy, exec_policy):
         super().__init__(model, target, kernel_policy, exec_policy)
