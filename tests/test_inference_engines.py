@@ -233,3 +233,18 @@ def test_openvino_explains_its_layers_and_their_precision():
     sess = xrt.InferenceSession(mlp()[0], engine="openvino")
     (layers,) = sess.explain()["engine_details"]["node_placement"].values()
     assert any(layer.startswith("FullyConnected:") and "(f32)" in layer for layer in layers)
+
+
+def test_tensorrt_progress_monitor_reports_phases(capsys, monkeypatch):
+    """The build progress monitor is ours: it runs without TensorRT over any base class
+    with TensorRT's IProgressMonitor protocol (phase_start, step_complete, phase_finish)."""
+    import types
+
+    from xpuruntime.inference.engines import tensorrt
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)     # the plain, line-per-phase form
+    monitor = tensorrt._progress_monitor(types.SimpleNamespace(IProgressMonitor=object), "m")
+    monitor.phase_start("Building", None, 3)
+    assert all(monitor.step_complete("Building", step) for step in range(3))
+    monitor.phase_finish("Building")
+    assert "[tensorrt] m: Building done" in capsys.readouterr().err

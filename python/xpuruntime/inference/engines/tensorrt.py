@@ -281,7 +281,6 @@ def _progress_monitor(trt, label):
             base.__init__(self)
             self._bars = {}
             self._lock = threading.Lock()
-        self._run_lock = threading.Lock()
 
         def phase_start(self, phase_name, parent_phase, num_steps):
             with self._lock:
