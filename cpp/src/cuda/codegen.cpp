@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "xpuruntime/errors.h"
 
@@ -69,6 +70,15 @@ StridedPlan plan_strided(std::initializer_list<const Tensor*> operands) {
   for (size_t j = 0; j < operands.size(); ++j)
     for (int d = 0; d < plan.ndim; ++d) plan.layout.push_back(strides[j][d]);
   return plan;
+}
+
+unsigned grid_dim(int64_t blocks, char axis, const char* what) {
+  const int64_t limit = axis == 'x' ? (int64_t(1) << 31) - 1 : 65535;
+  if (blocks < 0 || blocks > limit)
+    throw UnsupportedOperationError(std::string(what) + " on CUDA: " + std::to_string(blocks) +
+                                    " blocks in grid dimension " + axis +
+                                    ", which takes at most " + std::to_string(limit));
+  return static_cast<unsigned>(blocks);
 }
 
 unsigned grid_blocks(int64_t n, int64_t per_block, unsigned max_blocks) {

@@ -38,6 +38,13 @@ StridedPlan plan_strided(std::initializer_list<const Tensor*> operands);
 /// grid for the rest). 0 when n is 0.
 unsigned grid_blocks(int64_t n, int64_t per_block, unsigned max_blocks = 1u << 20);
 
+/// A grid dimension formed from a count of blocks, checked against CUDA's limits (x up to
+/// 2^31 - 1, y and z up to 65535) instead of cast: a cast wraps a count of 2^32 or more into
+/// a small grid that leaves rows unsorted, not an error. Launches that loop over the grid use
+/// grid_blocks; this is for kernels whose block index names the work. Raises
+/// UnsupportedOperationError naming `what` when the count does not fit.
+unsigned grid_dim(int64_t blocks, char axis, const char* what);
+
 inline int64_t ceil_div(int64_t n, int64_t by) { return (n + by - 1) / by; }
 /// n rounded up to a multiple of `to` (scratch buffers carved at aligned offsets).
 inline int64_t round_up(int64_t n, int64_t to) { return ceil_div(n, to) * to; }

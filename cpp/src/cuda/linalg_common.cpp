@@ -252,7 +252,7 @@ void copy_matrices(Tensor& out, const Tensor& in, Triangle triangle, bool conj) 
     int conjugate = conj ? 1 : 0;
     std::vector<void*> params = {&src, &dst, &args[0], &args[1], &args[2], &args[3],
                                  &args[4], &args[5], &args[6], &tri, &conjugate};
-    launch_transpose(ctx, out.dtype(), Dim3{static_cast<unsigned>((c + kTile - 1) / kTile),
+    launch_transpose(ctx, out.dtype(), Dim3{grid_dim((c + kTile - 1) / kTile, 'x', "transpose"),
                                             static_cast<unsigned>((r + kTile - 1) / kTile),
                                             static_cast<unsigned>(std::min(count, kMaxGridYZ))},
                      params);

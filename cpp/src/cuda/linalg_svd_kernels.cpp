@@ -7,11 +7,17 @@
 //  - gesvdjBatched (Jacobi, one launch for the stack): stacks of matrices up to 32 x 32;
 //  - gesvdj (Jacobi, one call per matrix): the singular vectors of larger matrices, as in
 //    PyTorch: 2048^2 float32 287 / 215 ms, float64 427 / 356 ms, 4096 x 1024 float32
-//    130 / 53 ms, 64 matrices 512^2 2269 / 1153 ms; the values alone of a matrix 4 or more
-//    times as tall as wide (4096 x 1024: 60 / 56 ms);
-//  - Xgesvd (QR iteration after a bidiagonal reduction, one call per matrix): the values
-//    alone of the others (2048^2 float32: 141 / 187 ms), the 64-bit sizes that gesvdj's
-//    32-bit interface cannot take, and the fallback.
+//    130 / 53 ms, 64 matrices 512^2 2269 / 1153 ms;
+//  - Xgesvd (QR iteration after a bidiagonal reduction, one call per matrix): the 64-bit
+//    sizes that gesvdj's 32-bit interface cannot take, and the fallback.
+// For the values alone the choice follows benchmarks/sweep_cuda_svdvals.py (H100, CUDA 13,
+// Xgesvd / gesvdj in ms): in single precision Jacobi wins from order 128 up to a smaller
+// side of 1536 (128^2 3.3 / 2.9, 512^2 24.6 / 18.9, 1536^2 113 / 104, 2048 x 1024
+// 67 / 56, a stack of 16 512^2 397 / 295, 4096 x 1024 73 / 58) and loses below (64^2
+// 0.84 / 1.38) and above (3072^2 325-424 / 523); in double precision Xgesvd wins nearly
+// everywhere (512^2 26 / 30, 2048^2 169 / 343, 4096 x 1024 72 / 92, a stack of 16 512^2
+// 431 / 463; 128^2 and 8192 x 512 are ties). Complex types follow their real precision
+// (not measured).
 // Jacobi stops after a number of sweeps; a matrix it leaves unconverged (info > 0) is
 // done again by Xgesvd, as PyTorch does. Its tolerance is the dtype's epsilon, as in
 // PyTorch: cuSOLVER's default left pinv of a matrix of condition 1e12 (test_linalg)
@@ -231,14 +237,18 @@ bool jacobi_fits(int64_t m, int64_t n) {
   return order <= INT_MAX / order;
 }
 
-Routine routine_for(Driver driver, int64_t count, int64_t m, int64_t n, bool vectors) {
+Routine routine_for(Driver driver, DType dtype, int64_t count, int64_t m, int64_t n,
+                    bool vectors) {
   if (driver == Driver::Qr || !jacobi_fits(m, n)) return Routine::Qr;
   if (driver == Driver::Jacobi) return Routine::Jacobi;
   if (jacobi_batched(count, std::max(m, n))) return Routine::JacobiBatched;
-  // Note: values alone: Xgesvd's 'N' job skips the vectors' work that Jacobi cannot, and
-  // wins on square matrices; on elongated ones Jacobi still wins (the figures above).
-  const bool elongated = std::max(m, n) >= 4 * std::min(m, n);
-  return vectors || elongated ? Routine::Jacobi : Routine::Qr;
+  if (vectors) return Routine::Jacobi;
+  // Values alone: Xgesvd's 'N' job skips the vectors' work that Jacobi cannot; where
+  // Jacobi still wins is measured (the Note above).
+  const bool single = dtype == DType::Float32 || dtype == DType::Complex64;
+  const int64_t small = std::min(m, n), large = std::max(m, n);
+  return single && large >= 128 && (small <= 1536 || large >= 4 * small) ? Routine::Jacobi
+                                                                           : Routine::Qr;
 }
 
 // The SVD of x's count matrices (m x n, k = min(m, n) > 0) into out's buffers. Waits for
@@ -251,7 +261,7 @@ void svd_into(const Context& ctx, const Tensor& x, const SvdOut& out, const char
   Tensor info = info_buffer(ctx, count);
   int* codes = reinterpret_cast<int*>(info.data());
   Tensor flags = nonfinite_flags(x, Triangle::All);
-  const Routine routine = routine_for(driver, count, m, n, out.vectors());
+  const Routine routine = routine_for(driver, x.dtype(), count, m, n, out.vectors());
   if (routine != Routine::Qr) {
     // The machine epsilon of the dtype, as PyTorch sets it.
     const bool single = x.dtype() == DType::Float32 || x.dtype() == DType::Complex64;
@@ -387,8 +397,9 @@ void matrix_rank_kernel(const KernelCall& call) {
 
 void register_linalg_svd_kernels(KernelRegistry& registry) {
   add_solver_kernel(registry, "svd", svd_kernel<Driver::Auto>,
-                    "cuSOLVER gesvdj for the vectors, Xgesvd for values alone, gesvdjBatched "
-                    "for stacks of matrices up to 32 (Note [SVD drivers on CUDA])");
+                    "cuSOLVER gesvdj for the vectors; for values alone gesvdj in single "
+                    "precision from order 128 to a smaller side of 1536, else Xgesvd; "
+                    "gesvdjBatched for stacks of matrices up to 32 (Note [SVD drivers on CUDA])");
   // Below "cusolver": chosen by a KernelPolicy pin (or BestPerformance) only.
   add_solver_kernel(registry, "svd", svd_kernel<Driver::Qr>, "cuSOLVER Xgesvd for every shape",
                     {}, -10, "cusolver_gesvd");

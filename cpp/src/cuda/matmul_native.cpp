@@ -4,6 +4,7 @@
 #include <atomic>
 #include <string>
 
+#include "cuda/codegen.h"
 #include "cuda/gemm.h"
 #include "cuda/jit.h"
 #include "cuda/runtime.h"
@@ -44,8 +45,8 @@ void gemm_native(const GemmRun& run, DType dtype, int device, CUstream stream) {
       long long c_batch = run.c_batch;
       void* args[] = {&a, &b, &c, &m, &n, &k, &a_row, &a_col, &a_batch,
                       &b_row, &b_col, &b_batch, &c_batch};
-      Dim3 grid{static_cast<unsigned>((n + kTile - 1) / kTile),
-                static_cast<unsigned>((m + kTile - 1) / kTile),
+      Dim3 grid{grid_dim((n + kTile - 1) / kTile, 'x', "integer matmul"),
+                grid_dim((m + kTile - 1) / kTile, 'y', "integer matmul"),
                 static_cast<unsigned>(std::min(kMaxGridZ, run.count - z0))};
       launch(fn, grid, Dim3{kTile, kTile, 1}, 0, stream, args);
     }

@@ -180,7 +180,9 @@ void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Ones
   int descending = job.descending ? 1 : 0;
   int64_t n_arg = n;
   const CUstream stream = job.stream;
-  const unsigned chunk_blocks = static_cast<unsigned>(rows * chunks);
+  const unsigned chunk_blocks = grid_dim(rows * chunks, 'x', "radix sort");
+  const unsigned row_blocks = grid_dim(rows, 'x', "radix sort");
+  const unsigned tile_blocks = grid_dim(rows * tiles, 'x', "radix sort");
   {
     void* params[] = {&in, &hist, &row_specials, &chunk_specials, &n_arg, &chunk, &chunks,
                       &descending};
@@ -188,7 +190,7 @@ void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Ones
   }
   {
     void* params[] = {&hist, &masks, &n_arg};
-    launch(fn("xrt_radix_plan"), {static_cast<unsigned>(rows)}, {kRadixDigits}, 0, stream,
+    launch(fn("xrt_radix_plan"), {row_blocks}, {kRadixDigits}, 0, stream,
            params);
   }
   CUfunction pass_fn = fn("xrt_radix_pass");
@@ -198,7 +200,7 @@ void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Ones
     void* params[] = {&in, &out, &in_index, &out_index, &keys[0], &keys[1], &index[0],
                       &index[1], &hist, &masks, &pass_desc, &counter, &n_arg, &tiles, &pass,
                       &descending};
-    launch(pass_fn, {static_cast<unsigned>(rows * tiles)}, {kRadixThreads}, 0, stream, params);
+    launch(pass_fn, {tile_blocks}, {kRadixThreads}, 0, stream, params);
   }
   if (specials) {
     void* params[] = {&in, &out, &row_specials, &chunk_specials, &n_arg, &chunk, &chunks,

@@ -169,9 +169,7 @@ template <bool Product> void scan_kernel(const KernelCall& call) {
   word(s.tiles ? work.data() : nullptr);
   void* params[] = {w.data()};
   int64_t blocks = s.tiles ? total : (lines.count + kReduceBlock - 1) / kReduceBlock;
-  if (blocks > (int64_t(1) << 31) - 1)
-    throw ValueError("cumulative scan: too many tiles for one launch");
-  launch(fn, {static_cast<unsigned>(blocks)}, {kReduceBlock}, 0, stream, params);
+  launch(fn, {grid_dim(blocks, 'x', "cumulative scan")}, {kReduceBlock}, 0, stream, params);
 }
 
 /// For the compile check: the cumulative sum of every direct dtype pair in tiles, products

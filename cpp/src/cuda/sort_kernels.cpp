@@ -282,8 +282,6 @@ int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n,
   }
   // Rows of 2^30 and more (or XPURUNTIME_CUDA_SORT=lsd4): the 4-bit radix sort.
   int64_t tiles = (n + kTile - 1) / kTile;
-  if (rows * tiles > (int64_t(1) << 31) - 1)
-    throw UnsupportedOperationError("radix sort on CUDA: too many tiles for one launch");
   CUstream stream = current_stream(device);
   Tensor counts = device_scratch(rows * kBuckets * tiles * 4,
                                  Device::cuda(device));
@@ -294,7 +292,8 @@ int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n,
   };
   CUfunction histogram = fn("xrt_sort_histogram"), scan = fn("xrt_sort_scan"),
              scatter = fn("xrt_sort_scatter");
-  unsigned tile_blocks = static_cast<unsigned>(rows * tiles);
+  const unsigned tile_blocks = grid_dim(rows * tiles, 'x', "radix sort");
+  const unsigned row_blocks = grid_dim(rows, 'x', "radix sort");
   char* keys[2] = {b.keys[0], b.keys[1]};
   char* index[2] = {b.index[0], b.index[1]};
   int from = 0;
@@ -302,7 +301,7 @@ int radix_sort_pairs(int device, const RadixBuffers& b, int64_t rows, int64_t n,
     void* hp[] = {&keys[from], &counts_ptr, &n, &tiles, &shift};
     launch(histogram, {tile_blocks}, {kBlock}, 0, stream, hp);
     void* sp[] = {&counts_ptr, &tiles};
-    launch(scan, {static_cast<unsigned>(rows)}, {kScanBlock}, 0, stream, sp);
+    launch(scan, {row_blocks}, {kScanBlock}, 0, stream, sp);
     void* xp[] = {&keys[from], &index[from], &keys[from ^ 1], &index[from ^ 1], &counts_ptr,
                   &n, &tiles, &shift};
     launch(scatter, {tile_blocks}, {kBlock}, 0, stream, xp);
