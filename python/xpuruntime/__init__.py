@@ -152,6 +152,7 @@ from ._array_api._info import __array_namespace_info__  # noqa: E402,F401
 _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
 
 from . import linalg  # noqa: E402,F401
+from . import special  # noqa: E402,F401
 from . import inference  # noqa: E402,F401
 from .inference import EngineRegistry, InferenceSession  # noqa: E402,F401
 from . import kernels  # noqa: E402,F401

@@ -61,9 +61,12 @@ enum class ComputesIn : uint8_t {
   X(conj,                 Numeric,       Same,     No,       Promoted)           \
   X(cos,                  Floating,      Same,     Yes,      Promoted)           \
   X(cosh,                 Floating,      Same,     Yes,      Promoted)           \
+  X(erf,                  RealFloating,  Same,     Yes,      Promoted)           \
   X(exp,                  Floating,      Same,     Yes,      Promoted)           \
   X(expm1,                Floating,      Same,     Yes,      Promoted)           \
   X(floor,                RealNumeric,   Same,     No,       Promoted)           \
+  X(gelu,                 RealFloating,  Same,     Yes,      Promoted)           \
+  X(gelu_tanh,            RealFloating,  Same,     Yes,      Promoted)           \
   X(imag,                 Numeric,       RealPart, No,       Promoted)           \
   X(isfinite,             Numeric,       Bool,     No,       Promoted)           \
   X(isinf,                Numeric,       Bool,     No,       Promoted)           \

@@ -108,7 +108,7 @@ template <> struct limits<double> {
 
 // Unary functions of CUDA's math library (C's names: f suffix for float).
 #define XRT_REAL_UNARY(X)                                                                   \
-  X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(cos) X(cosh) X(exp) X(expm1)        \
+  X(acos) X(acosh) X(asin) X(asinh) X(atan) X(atanh) X(cos) X(cosh) X(erf) X(exp) X(expm1) \
   X(log) X(log1p) X(log2) X(log10) X(sin) X(sinh) X(sqrt) X(tan) X(tanh) X(fabs) X(floor)  \
   X(ceil) X(trunc) X(rint)
 #define XRT_REAL_BINARY(X) X(atan2) X(pow) X(copysign) X(fmod) X(nextafter)

@@ -77,6 +77,22 @@ XRT_CALLED_FN Complex<double> clog1p(Complex<double> z) {
 }
 XRT_FN Complex<float> clog1p(Complex<float> z) { return narrow<float>(clog1p(widen(z))); }
 
+// Not in the standard (scalar_math.h says why they are here): erf and GELU, real only.
+struct erf {
+  template <class T> XRT_FN static T apply(T x) { return ::xrt::ew::erf(x); }
+};
+struct gelu {
+  template <class T> XRT_FN static T apply(T x) {
+    return T(0.5) * x * (T(1) + ::xrt::ew::erf(x * T(0.70710678118654752440)));
+  }
+};
+struct gelu_tanh {
+  template <class T> XRT_FN static T apply(T x) {
+    const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
+    return T(0.5) * x * (T(1) + ::xrt::ew::tanh(inner));
+  }
+};
+
 struct log1p {
   template <class T> XRT_FN static T apply(T x) {
     if constexpr (is_complex<T>) return clog1p(x);

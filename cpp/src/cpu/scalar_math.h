@@ -90,6 +90,26 @@ struct tan {
   }
 };
 
+// Not in the standard: the error function and GELU (x Φ(x), Φ the normal distribution's
+// CDF; gelu_tanh is its tanh approximation), which inference and training graphs use
+// (ONNX Erf and Gelu, torch's gelu). One kernel each instead of the ten ops a composition
+// from the standard's functions takes.
+struct erf {
+  template <Real C> static C apply(C x) { return std::erf(x); }
+};
+struct gelu {
+  template <Real C> static C apply(C x) {
+    return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
+  }
+};
+struct gelu_tanh {
+  template <Real C> static C apply(C x) {
+    // sqrt(2 / pi) (x + 0.044715 x^3)
+    const C inner = C(0.79788456080286535588) * (x + C(0.044715) * x * x * x);
+    return C(0.5) * x * (C(1) + std::tanh(inner));
+  }
+};
+
 struct expm1 {
   template <Real C> static C apply(C x) { return std::expm1(x); }
   // Note: C has no cexpm1. For finite z = a + bi, expm1(z) = expm1(a) cos(b) - 2 sin²(b/2)

@@ -3,7 +3,6 @@
 namespace's elementwise functions, which broadcast the way ONNX's multidirectional
 broadcasting does."""
 
-import math
 
 import xpuruntime as xrt
 
@@ -111,50 +110,13 @@ def _sigmoid(node):
     return lambda x: (xrt.reciprocal(xrt.add(xrt.exp(xrt.negative(x)), 1)),)
 
 
-# Abramowitz and Stegun 7.1.26: |error| < 1.5e-7 over the real line.
-_ERF_P = 0.3275911
-_ERF_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
-
-
-def erf(x, relative=True):
-    """erf from the namespace's functions (there is no erf kernel yet: the docs' "left
-    undone"). Abramowitz and Stegun 7.1.26 is within 1.5e-7 absolutely; near 0, where erf is
-    small, its Taylor series keeps the error relative (``relative=False`` skips it where only
-    the absolute error matters, as in GELU's 1 + erf)."""
-    ax = xrt.abs(x)
-    t = xrt.reciprocal(xrt.add(xrt.multiply(ax, _ERF_P), 1))
-    poly = xrt.multiply(t, _ERF_A[0])
-    for a in _ERF_A[1:]:
-        poly = xrt.multiply(xrt.add(poly, a), t)
-    x2 = xrt.multiply(ax, ax)
-    y = xrt.multiply(xrt.subtract(1, xrt.multiply(poly, xrt.exp(xrt.negative(x2)))),
-                     xrt.sign(x))
-    if not relative:
-        return y
-    # 2/sqrt(pi) (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320): below |x| = 0.5 the
-    # next term is under 2e-8 of x.
-    series = _ERF_SERIES[0]
-    for c in _ERF_SERIES[1:]:
-        series = xrt.add(xrt.multiply(series, x2), c)
-    return xrt.where(xrt.less(ax, 0.5), xrt.multiply(series, x), y)
-
-
-_ERF_SERIES = tuple(2 / math.sqrt(math.pi) * c
-                    for c in (-1 / 1320, 1 / 216, -1 / 42, 1 / 10, -1 / 3, 1.0))
-
-
 @op("Erf")
 def _erf(node):
-    return lambda x: (erf(x),)
-
-
-def gelu(x, approximate="none"):
-    if approximate == "tanh":
-        inner = xrt.multiply(xrt.add(x, xrt.multiply(xrt.multiply(x, x), x * 0.044715)),
-                             math.sqrt(2 / math.pi))
-        return xrt.multiply(xrt.multiply(x, 0.5), xrt.add(xrt.tanh(inner), 1))
-    phi = xrt.add(erf(xrt.multiply(x, 0.5 ** 0.5), relative=False), 1)
-    return xrt.multiply(xrt.multiply(x, 0.5), phi)
+    def run(x):
+        if is_integer(x.dtype):  # ONNX allows integer Erf: computed in float, cast back
+            return (xrt.astype(xrt.special.erf(xrt.astype(x, xrt.float64)), x.dtype),)
+        return (xrt.special.erf(x),)
+    return run
 
 
 @op("Gelu", since=20)
@@ -162,7 +124,7 @@ def _gelu(node):
     approximate = node.attr("approximate", "none")
     if approximate not in ("none", "tanh"):
         raise node.unsupported(f"approximate={approximate!r}")
-    return lambda x: (gelu(x, approximate),)
+    return lambda x: (xrt.special.gelu(x, approximate=approximate),)
 
 
 @op("Cast")
