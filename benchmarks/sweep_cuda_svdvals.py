@@ -1,6 +1,6 @@
 """benchmarks/sweep_cuda_svdvals.py: where Xgesvd and gesvdj cross over for svdvals on CUDA.
 
-    python benchmarks/sweep_cuda_svdvals.py [--quick] [--runs 3]
+    python benchmarks/sweep_cuda_svdvals.py [--quick] [--runs 3] [--only 512x512,4096x1024]
 
 Note [SVD drivers on CUDA] chooses the cuSOLVER routine for the singular values alone by
 shape. This sweep measures the choice instead of assuming it: for square, tall (2:1, 4:1,
@@ -17,7 +17,6 @@ import statistics
 import time
 
 import torch
-
 import xpuruntime as xrt
 from common import optional, table
 
@@ -37,6 +36,27 @@ def pinned(kernel):
         with xrt.kernel_policy(svd=kernel):
             return xrt.linalg.svdvals(x)
     return call
+
+
+def measure(shape, dtype, runs):
+    """Median milliseconds per library on one Gaussian input of shape and dtype."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    t = torch.randn(shape, device="cuda", dtype=dtype, generator=g)
+    x = xrt.from_dlpack(t)
+    calls = {"gesvd": lambda: pinned("cusolver_gesvd")(x),
+             "gesvdj": lambda: pinned("cusolver_gesvdj")(x),
+             "ours": lambda: xrt.linalg.svdvals(x),
+             "torch": lambda: torch.linalg.svdvals(t)}
+    if cupy is not None:
+        c = cupy.from_dlpack(t)
+        calls["cupy"] = lambda: cupy.linalg.svd(c, compute_uv=False)
+    for fn in calls.values():
+        fn()
+    times = {k: [] for k in calls}
+    for _ in range(runs):
+        for k, fn in calls.items():
+            times[k].append(timed(fn))
+    return {k: statistics.median(v) * 1e3 for k, v in times.items()}
 
 
 def cases(quick):
@@ -59,28 +79,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", default="", help="comma-separated shapes, e.g. 512x512")
     args = parser.parse_args()
+    only = {part for part in args.only.split(",") if part}
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}"
           + (f", cupy {cupy.__version__}" if cupy else ""))
     rows = []
     for shape, dtype in cases(args.quick):
-        g = torch.Generator(device="cuda").manual_seed(0)
-        t = torch.randn(shape, device="cuda", dtype=dtype, generator=g)
-        x = xrt.from_dlpack(t)
-        calls = {"gesvd": lambda: pinned("cusolver_gesvd")(x),
-                 "gesvdj": lambda: pinned("cusolver_gesvdj")(x),
-                 "ours": lambda: xrt.linalg.svdvals(x),
-                 "torch": lambda: torch.linalg.svdvals(t)}
-        if cupy is not None:
-            c = cupy.from_dlpack(t)
-            calls["cupy"] = lambda: cupy.linalg.svd(c, compute_uv=False)
-        for fn in calls.values():
-            fn()
-        times = {k: [] for k in calls}
-        for _ in range(args.runs):
-            for k, fn in calls.items():
-                times[k].append(timed(fn))
-        ms = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+        if only and "x".join(map(str, shape)) not in only:
+            continue
+        ms = measure(shape, dtype, args.runs)
         best = "gesvdj" if ms["gesvdj"] < ms["gesvd"] else "gesvd"
         rows.append(("x".join(map(str, shape)), str(dtype)[6:], f"{ms['gesvd']:.2f}",
                      f"{ms['gesvdj']:.2f}", best, f"{ms['ours']:.2f}", f"{ms['torch']:.2f}",
