@@ -81,6 +81,14 @@ DeviceType device_type_arg(const std::string& device) {
   return Device::parse(device).type;
 }
 
+nb::list record_list(const std::vector<DecisionRecord>& records) {
+  nb::list out;
+  for (const auto& r : records) out.append(record_dict(r));
+  return out;
+}
+
+}  // namespace
+
 nb::dict record_dict(const DecisionRecord& r) {
   static const char* kinds[] = {"pinned", "first_supported", "best_performance", "fallback"};
   nb::dict d;
@@ -94,13 +102,6 @@ nb::dict record_dict(const DecisionRecord& r) {
   return d;
 }
 
-nb::list record_list(const std::vector<DecisionRecord>& records) {
-  nb::list out;
-  for (const auto& r : records) out.append(record_dict(r));
-  return out;
-}
-
-}  // namespace
 
 void bind_dispatch(nb::module_& m) {
   m.def("register_kernel", [](const std::string& op, const std::string& name, nb::handle fn,

@@ -152,6 +152,8 @@ from ._array_api._info import __array_namespace_info__  # noqa: E402,F401
 _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
 
 from . import linalg  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401
+from .profiler import profile  # noqa: E402,F401
 from . import inference  # noqa: E402,F401
 from .inference import EngineRegistry, InferenceSession  # noqa: E402,F401
 from . import kernels  # noqa: E402,F401
@@ -167,5 +169,5 @@ __all__ = sorted(
     if not _name.startswith("_")
     and (type(_value).__name__ != "module"
          or _name in ("cuda", "fft", "linalg", "policies", "runtime", "inference",
-                       "kernels", "distributed"))
+                       "kernels", "distributed", "profiler"))
 )
