@@ -36,6 +36,7 @@ class range:  # noqa: A001 - the name the design documents give it
     named after the function): a named region in the profile and in NVTX."""
 
     def __init__(self, name):
+        self._wrapped = None
         if callable(name) and not isinstance(name, str):
             fn = name
             self.name = fn.__qualname__
@@ -44,7 +45,6 @@ class range:  # noqa: A001 - the name the design documents give it
             return
         _check_name(name, "range")
         self.name = name
-        self._wrapped = None
 
     def __enter__(self):
         _p.push_range(self.name)
