@@ -171,6 +171,16 @@ def test_host_reads_are_attributed_to_their_source_line():
     assert all(s.device == "cpu" and s.wait_us == 0 for s in syncs)
 
 
+def test_a_data_dependent_shape_is_a_host_read_after_its_counting_kernel():
+    x = xrt.asarray([0.0, 1.0, 2.0, 0.0])
+    with xrt.profile() as prof:
+        line = here() + 1
+        (indices,) = xrt.nonzero(x)
+    (s,) = prof.syncs()
+    assert (s.cause, s.op, s.source.line) == ("data-dependent shape", "nonzero_count", line)
+    assert indices.shape == (2,)
+
+
 def test_an_explicit_synchronize_is_a_wait_on_its_line():
     stream = xrt.runtime.current_stream("cpu")
     with xrt.profile() as prof:

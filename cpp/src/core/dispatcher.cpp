@@ -354,4 +354,25 @@ double time_decision_lookup(OpId op, const KernelCall& call, int iterations) {
   return std::chrono::duration<double, std::nano>(end - start).count() / iterations;
 }
 
+double time_dispatch(OpId op, const KernelCall& call, int iterations, bool hook) {
+  const Backend& b = backend(call_device(call));
+  Device device = call_device(call);
+  b.synchronize(device);
+  auto start = std::chrono::steady_clock::now();
+  if (hook) {
+    for (int i = 0; i < iterations; ++i) dispatch(op, call);
+  } else {
+    for (int i = 0; i < iterations; ++i) {
+      CachedDecision& d = lookup(op, call);
+      const std::string* why;
+      const KernelInfo& k = choose(d, call, &why);
+      if (!thread_state.logs.empty()) thread_state.logs.back().push_back(make_record(d, k, *why));
+      k.run(call);
+    }
+  }
+  auto end = std::chrono::steady_clock::now();
+  b.synchronize(device);
+  return std::chrono::duration<double, std::nano>(end - start).count() / iterations;
+}
+
 }  // namespace xrt

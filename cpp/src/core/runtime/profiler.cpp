@@ -72,6 +72,7 @@ uint16_t this_thread() {
 }
 
 thread_local uint16_t current_op = kNoOp;
+thread_local uint16_t last_op = kNoOp;  // the op that ran last (what a size read is after)
 thread_local Cause current_cause = Cause::None;
 thread_local CopyRoute* current_route = nullptr;
 
@@ -194,8 +195,12 @@ void resolve_device_times(Result& out) {
         auto at = [&](NativeEvent e) {
           return anchor_ns - static_cast<int64_t>(double(b.elapsed_ms(d, e, anchor)) * 1e6);
         };
-        out.device_begin_ns[i] = at(r.device_begin);
-        out.device_end_ns[i] = at(r.device_end);
+        try {  // an event never reached (recorded inside a graph capture) has no time
+          int64_t begin = at(r.device_begin), end = at(r.device_end);
+          out.device_begin_ns[i] = begin;
+          out.device_end_ns[i] = end;
+        } catch (...) {
+        }
       }
       give_back(d, anchor);
     } catch (...) {
@@ -355,12 +360,18 @@ OpScope::OpScope(uint16_t op, uint32_t decision, const char* nvtx_name, const Ke
   r->begin_ns = now_ns();
   if ((m & kDeviceTime) && !d.is_cpu() &&
       s->timed.fetch_add(1, std::memory_order_relaxed) < s->options.max_timed_ops) {
-    const Backend& b = backend(d);
-    Stream stream = b.current_stream(d);
-    r->address = stream.address();
-    r->device_begin = take_event(d);
-    r->device_end = take_event(d);
-    b.record_event(r->device_begin, stream);
+    try {
+      const Backend& b = backend(d);
+      Stream stream = b.current_stream(d);
+      r->address = stream.address();
+      r->device_begin = take_event(d);
+      r->device_end = take_event(d);
+      b.record_event(r->device_begin, stream);
+    } catch (...) {  // the op runs untimed (and its own error, if any, follows)
+      if (r->device_begin) give_back(d, r->device_begin);
+      if (r->device_end) give_back(d, r->device_end);
+      r->device_begin = r->device_end = nullptr;
+    }
   }
 }
 
@@ -381,6 +392,7 @@ OpScope::~OpScope() {
     r.end_ns = now_ns();
     commit(*static_cast<Session*>(session_));
   }
+  last_op = current_op;
   current_op = outer_op_;
   if (nvtx_) nvtx::pop();
 }
@@ -508,6 +520,7 @@ CopyScope::~CopyScope() {
                                              : Cause::Copy;
   Record* w = claim(*s);
   if (!w) return;
+  if (cause == Cause::DataDependent && w->op == kNoOp) w->op = last_op;
   w->kind = RecordKind::Wait;
   w->begin_ns = begin_ns_;
   w->end_ns = end;
@@ -543,6 +556,7 @@ void record_wait(Device device, Cause cause, int64_t begin, int64_t end) {
   w->shapes = -1;
   w->device_begin = w->device_end = nullptr;
   w->flags = static_cast<uint8_t>(cause);
+  if (cause == Cause::DataDependent && w->op == kNoOp) w->op = last_op;
   set_device(*w, device);
   commit(*s);
 }
