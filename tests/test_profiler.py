@@ -515,3 +515,18 @@ def test_nvtx_ranges_reach_a_tool_through_the_injection_interface(nvtx_tool, tmp
         depth += 1 if line.startswith("push") else -1
         assert depth >= 0
     assert depth == 0
+
+
+def test_an_engine_keeps_its_own_profile_beside_ours():
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from onnx_models import mlp
+    model, _ = mlp()
+    sess = xrt.InferenceSession(model, engine="onnxruntime",
+                                exec_policy=xrt.ExecutionPolicy(profile=True))
+    with xrt.profile() as prof:
+        sess.run({"x": xrt.ones((2, 16), dtype=xrt.float32)})
+    (run,) = prof.ranges
+    assert run.name == "InferenceSession.run (onnxruntime)"
+    (engine_profile,) = prof.engine_profiles().values()
+    assert "MatMul" in json.dumps(engine_profile)
