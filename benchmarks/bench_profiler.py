@@ -136,7 +136,7 @@ def main():
     print(f"bench_profiler: {a.ops} tiny ops per run, best of {a.repeat}; "
           f"torch {'%s' % torch.__version__ if torch else 'not installed'}")
     if xrt.cuda.is_available():
-        print(f"GPU: {xrt.cuda.get_device_name(0)}")
+        print(f"GPU: {xrt.cuda.get_device_properties(0).name}")
     rows, ratios = [], []
     for device in devices:
         rows += cpp_rows(device, a.ops * 5, a.repeat)

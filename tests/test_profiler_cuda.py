@@ -38,7 +38,7 @@ def test_device_times_agree_with_cuda_events_taken_by_hand():
     ops = [o for o in prof.ops if o.name == "matmul"]
     assert len(ops) == 5
     for op, hand in zip(ops, by_hand):
-        assert op.device_start_ns and op.stream
+        assert op.device_start_ns
         assert op.device_time_us == pytest.approx(hand, rel=0.03)
         # The kernel ran after its launch began, on the profile's clock.
         assert op.device_start_ns >= op.start_ns - 50_000

@@ -44,13 +44,9 @@ Tensor to_device(const Tensor& x, Device device) {
   return out;
 }
 
-Scalar item(const Tensor& x) {
-  if (x.numel() != 1)
-    throw TypeError("only tensors of one element can be converted to Python scalars (shape " +
-                    shape_str(x.shape()) + ")");
-  profiler::CauseScope cause(profiler::Cause::Item);
-  if (!x.device().is_cpu()) return item(to_device(x, kCPU));
-  if (profiler::mode()) profiler::note_host_read(x.device());
+namespace {
+// The element of a one-element host tensor.
+Scalar host_item(const Tensor& x) {
   const char* p = x.data();
   auto get = [p](auto tag) { decltype(tag) v; std::memcpy(&v, p, sizeof v); return v; };
   switch (x.dtype()) {
@@ -71,6 +67,17 @@ Scalar item(const Tensor& x) {
     case DType::Complex128: return Scalar::from_complex(get(std::complex<double>{}));
   }
   throw ValueError("unknown dtype");
+}
+}  // namespace
+
+Scalar item(const Tensor& x) {
+  if (x.numel() != 1)
+    throw TypeError("only tensors of one element can be converted to Python scalars (shape " +
+                    shape_str(x.shape()) + ")");
+  profiler::CauseScope cause(profiler::Cause::Item);
+  if (!x.device().is_cpu()) return host_item(to_device(x, kCPU));  // the copy is the wait
+  if (profiler::mode()) profiler::note_host_read(x.device());
+  return host_item(x);
 }
 
 }  // namespace xrt
