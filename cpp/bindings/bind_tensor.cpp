@@ -88,7 +88,9 @@ void bind_tensor(nb::module_& m) {
         if (!nb::isinstance<Tensor>(a)) return not_implemented();
         return nb::cast(matmul(nb::cast<const Tensor&>(a), b));
       }, nb::is_operator())
-      .def("__bool__", [](const Tensor& t) { return nb::bool_(scalar_of(t, profiler::Cause::Bool)); })
+      .def("__bool__", [](const Tensor& t) {
+        return nb::bool_(scalar_of(t, profiler::Cause::Bool));
+      })
       .def("__float__", [](const Tensor& t) { return nb::steal(PyNumber_Float(scalar_of(t).ptr())); })
       .def("__int__", [](const Tensor& t) { return nb::steal(PyNumber_Long(scalar_of(t).ptr())); })
       .def("__complex__", [](const Tensor& t) {
