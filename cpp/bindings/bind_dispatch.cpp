@@ -81,6 +81,14 @@ DeviceType device_type_arg(const std::string& device) {
   return Device::parse(device).type;
 }
 
+nb::list record_list(const std::vector<DecisionRecord>& records) {
+  nb::list out;
+  for (const auto& r : records) out.append(record_dict(r));
+  return out;
+}
+
+}  // namespace
+
 nb::dict record_dict(const DecisionRecord& r) {
   static const char* kinds[] = {"pinned", "first_supported", "best_performance", "fallback"};
   nb::dict d;
@@ -94,13 +102,6 @@ nb::dict record_dict(const DecisionRecord& r) {
   return d;
 }
 
-nb::list record_list(const std::vector<DecisionRecord>& records) {
-  nb::list out;
-  for (const auto& r : records) out.append(record_dict(r));
-  return out;
-}
-
-}  // namespace
 
 void bind_dispatch(nb::module_& m) {
   m.def("register_kernel", [](const std::string& op, const std::string& name, nb::handle fn,
@@ -168,6 +169,15 @@ void bind_dispatch(nb::module_& m) {
     KernelCall call{inputs, 2, &out, 1, nullptr};
     return time_decision_lookup(BuiltinOps::get().add, call, iterations);
   }, "Mean ns of one cached dispatcher lookup for add(a, b) (benchmarks).");
+  m.def("_time_dispatch", [](const Tensor& a, const Tensor& b, int iterations, bool hook) {
+    Tensor out = empty(broadcast_shapes(a.shape(), b.shape()), a.dtype(), a.device());
+    const Tensor* inputs[2] = {&a, &b};
+    KernelCall call{inputs, 2, &out, 1, nullptr};
+    nb::gil_scoped_release release;
+    return time_dispatch(BuiltinOps::get().add, call, iterations, hook);
+  }, nb::arg("a"), nb::arg("b"), nb::arg("iterations"), nb::arg("hook") = true,
+     "Mean ns of dispatching add(a, b) into a preallocated output, from C++ (benchmarks); "
+     "hook=False leaves out the profiler's test, to measure what it costs.");
 }
 
 }  // namespace xrt::py

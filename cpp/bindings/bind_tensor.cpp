@@ -5,6 +5,7 @@
 #include "bindings.h"
 #include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/errors.h"
+#include "xpuruntime/profiler.h"
 
 namespace xrt::py {
 namespace {
@@ -12,7 +13,8 @@ namespace {
 nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
 
 // A value read from a device waits for the device: without the GIL.
-nb::object scalar_of(const Tensor& t) {
+nb::object scalar_of(const Tensor& t, profiler::Cause cause = profiler::Cause::Item) {
+  profiler::CauseScope why(cause);  // names the wait for the profiler
   if (t.device().is_cpu()) return scalar_to_python(item(t));
   Scalar s;
   {
@@ -86,7 +88,9 @@ void bind_tensor(nb::module_& m) {
         if (!nb::isinstance<Tensor>(a)) return not_implemented();
         return nb::cast(matmul(nb::cast<const Tensor&>(a), b));
       }, nb::is_operator())
-      .def("__bool__", [](const Tensor& t) { return nb::bool_(scalar_of(t)); })
+      .def("__bool__", [](const Tensor& t) {
+        return nb::bool_(scalar_of(t, profiler::Cause::Bool));
+      })
       .def("__float__", [](const Tensor& t) { return nb::steal(PyNumber_Float(scalar_of(t).ptr())); })
       .def("__int__", [](const Tensor& t) { return nb::steal(PyNumber_Long(scalar_of(t).ptr())); })
       .def("__complex__", [](const Tensor& t) {

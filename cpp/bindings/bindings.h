@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "xpuruntime/dispatcher.h"
 #include "xpuruntime/ops.h"
 #include "xpuruntime/scalar.h"
 #include "xpuruntime/tensor.h"
@@ -49,6 +50,9 @@ Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device>
 /// The standard's from_dlpack.
 Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy);
 
+/// A dispatcher decision as explain() shows it.
+nb::dict record_dict(const DecisionRecord& r);
+
 void bind_tensor(nb::module_& m);
 void bind_dlpack(nb::module_& m);
 void bind_dispatch(nb::module_& m);
@@ -63,6 +67,7 @@ void bind_creation(nb::module_& m);
 void bind_fft(nb::module_& m);
 void bind_linalg(nb::module_& m);
 void bind_runtime(nb::module_& m);
+void bind_profiler(nb::module_& m);
 /// c: the `_cuda` submodule of m.
 void bind_cuda(nb::module_& m, nb::module_& c);
 void bind_cuda_jit(nb::module_& m);

@@ -295,6 +295,7 @@ NB_MODULE(_core, m) {
   bind_fft(m);
   bind_linalg(m);
   bind_runtime(m);
+  bind_profiler(m);
   // Note: one way in: everything of the CUDA backend is in _core._cuda (xpuruntime.cuda
   // and xpuruntime.runtime re-export it); the top level holds what every device shares.
   nb::module_ cuda = m.def_submodule(

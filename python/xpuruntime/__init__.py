@@ -153,6 +153,8 @@ _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
 
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401
+from .profiler import profile  # noqa: E402,F401
 from . import inference  # noqa: E402,F401
 from .inference import EngineRegistry, InferenceSession  # noqa: E402,F401
 from . import kernels  # noqa: E402,F401
@@ -168,5 +170,5 @@ __all__ = sorted(
     if not _name.startswith("_")
     and (type(_value).__name__ != "module"
          or _name in ("cuda", "fft", "linalg", "policies", "runtime", "inference",
-                       "kernels", "distributed"))
+                       "kernels", "distributed", "profiler"))
 )

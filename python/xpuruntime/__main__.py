@@ -1,5 +1,6 @@
 """python/xpuruntime/__main__.py: ``python -m xpuruntime info`` (what this installation is
-and what it found), ``run`` and ``bench`` (inference from the command line, ``inference/_cli.py``).
+and what it found), ``run`` and ``bench`` (inference from the command line, ``inference/_cli.py``),
+``profile`` (a script under the profiler, ``profiler/_cli.py``).
 """
 
 import os
@@ -114,10 +115,14 @@ def main(argv=None):
     if argv[:1] in ([], ["info"]):
         print(info())
         return 0
-    if argv[0] in ("run", "bench"):
-        from xpuruntime.inference import _cli
-
+    if argv[0] in ("run", "bench", "profile"):
         try:
+            if argv[0] == "profile":
+                from xpuruntime.profiler import _cli as _profile_cli
+
+                return _profile_cli.main(argv[1:])
+            from xpuruntime.inference import _cli
+
             return (_cli.run_main if argv[0] == "run" else _cli.bench_main)(argv[1:])
         except (ValueError, TypeError, OSError) as e:
             print(f"error: {e}", file=sys.stderr)
@@ -127,7 +132,8 @@ def main(argv=None):
                 print(f"error: {e}", file=sys.stderr)
                 return 1
             raise
-    print("usage: python -m xpuruntime info | run MODEL [options] | bench MODEL [options]",
+    print("usage: python -m xpuruntime info | run MODEL [options] | bench MODEL [options] | "
+          "profile SCRIPT [-o trace.json] [args]",
           file=sys.stderr)
     return 2
 

@@ -40,5 +40,8 @@ std::vector<DecisionRecord> pop_explain_log();
 
 /// Mean nanoseconds of one cached decision lookup for this call (benchmarks).
 double time_decision_lookup(OpId op, const KernelCall& call, int iterations);
+/// Mean nanoseconds of dispatch(op, call) from C++ (benchmarks); hook=false runs the same
+/// path without the profiler's test (Note [Profiler cost]), to measure what it adds.
+double time_dispatch(OpId op, const KernelCall& call, int iterations, bool hook);
 
 }  // namespace xrt

@@ -1,6 +1,7 @@
 // cpp/include/xpuruntime/storage.h: Storage, the refcounted buffer that views share.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "xpuruntime/device.h"
@@ -17,7 +18,10 @@ class Storage {
           bool readonly = false)
       : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter), context_(context),
         readonly_(readonly) {}
-  ~Storage() { if (deleter_) deleter_(data_, context_); }
+  ~Storage() {
+    if (profile_session_) note_profiled_free();
+    if (deleter_) deleter_(data_, context_);
+  }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
@@ -34,12 +38,15 @@ class Storage {
   bool readonly() const { return readonly_; }
 
  private:
+  void note_profiled_free() const;  // storage.cpp: tells the profiler (Note [Profiler cost])
+
   void* data_;
   size_t nbytes_;
   Device device_;
   Deleter deleter_;
   void* context_;
   bool readonly_;
+  uint32_t profile_session_ = 0;  ///< the profiler session that saw it allocated, if any
 };
 
 }  // namespace xrt

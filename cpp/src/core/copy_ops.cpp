@@ -8,6 +8,7 @@
 #include "xpuruntime/dispatcher.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/ops.h"
+#include "xpuruntime/profiler.h"
 
 namespace xrt {
 
@@ -35,6 +36,7 @@ Tensor contiguous(const Tensor& x) { return x.is_contiguous() ? x : astype(x, x.
 // sparse view of a large buffer moves only its own elements when the device can copy).
 Tensor to_device(const Tensor& x, Device device) {
   if (device == x.device()) return x;
+  profiler::CauseScope cause(profiler::Cause::ToDevice);
   const Backend& b = backend(device.is_cpu() ? x.device().type : device.type);
   Tensor src = contiguous(x);
   Tensor out = empty(x.shape(), x.dtype(), device);
@@ -42,11 +44,9 @@ Tensor to_device(const Tensor& x, Device device) {
   return out;
 }
 
-Scalar item(const Tensor& x) {
-  if (x.numel() != 1)
-    throw TypeError("only tensors of one element can be converted to Python scalars (shape " +
-                    shape_str(x.shape()) + ")");
-  if (!x.device().is_cpu()) return item(to_device(x, kCPU));
+namespace {
+// The element of a one-element host tensor.
+Scalar host_item(const Tensor& x) {
   const char* p = x.data();
   auto get = [p](auto tag) { decltype(tag) v; std::memcpy(&v, p, sizeof v); return v; };
   switch (x.dtype()) {
@@ -67,6 +67,17 @@ Scalar item(const Tensor& x) {
     case DType::Complex128: return Scalar::from_complex(get(std::complex<double>{}));
   }
   throw ValueError("unknown dtype");
+}
+}  // namespace
+
+Scalar item(const Tensor& x) {
+  if (x.numel() != 1)
+    throw TypeError("only tensors of one element can be converted to Python scalars (shape " +
+                    shape_str(x.shape()) + ")");
+  profiler::CauseScope cause(profiler::Cause::Item);
+  if (!x.device().is_cpu()) return host_item(to_device(x, kCPU));  // the copy is the wait
+  if (profiler::mode()) profiler::note_host_read(x.device());
+  return host_item(x);
 }
 
 }  // namespace xrt

@@ -15,6 +15,7 @@
 
 #include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/errors.h"
+#include "xpuruntime/profiler.h"
 
 namespace xrt {
 namespace {
@@ -32,6 +33,12 @@ struct CachedDecision {
   bool timed = false;  // BestPerformance with several candidates
   struct Timed { int index; std::string detail; };
   std::unordered_map<uint64_t, Timed> best;  // by shape class
+  // The profiler's number for this decision in its session (Note [Profiler cost]): found
+  // here with three compares, so an op records without a lookup.
+  uint32_t profile_session = 0;
+  uint32_t profile_id = 0;
+  const KernelInfo* profile_kernel = nullptr;
+  const std::string* profile_why = nullptr;
 };
 
 struct ThreadState {
@@ -275,11 +282,30 @@ std::string DTypeSignature::str() const {
   return s;
 }
 
+namespace {
+// The profiled path of dispatch (Note [Profiler cost]): off, dispatch never comes here.
+void run_profiled(CachedDecision& d, const KernelInfo& k, const std::string* why,
+                  const KernelCall& call) {
+  uint32_t session = profiler::session_number();
+  if (session && (d.profile_session != session || d.profile_kernel != &k ||
+                  d.profile_why != why)) {
+    d.profile_id = profiler::add_decision(make_record(d, k, *why));
+    d.profile_session = session;
+    d.profile_kernel = &k;
+    d.profile_why = why;
+  }
+  const char* nvtx_name = profiler::nvtx_on() ? profiler::stable_op_name(d.op) : nullptr;
+  profiler::OpScope scope(d.op, session ? d.profile_id : 0, nvtx_name, call);
+  k.run(call);
+}
+}  // namespace
+
 void dispatch(OpId op, const KernelCall& call) {
   CachedDecision& d = lookup(op, call);
   const std::string* why;
   const KernelInfo& k = choose(d, call, &why);
   if (!thread_state.logs.empty()) thread_state.logs.back().push_back(make_record(d, k, *why));
+  if (profiler::mode()) [[unlikely]] return run_profiled(d, k, why, call);
   k.run(call);
 }
 
@@ -325,6 +351,27 @@ double time_decision_lookup(OpId op, const KernelCall& call, int iterations) {
   }
   auto end = std::chrono::steady_clock::now();
   if (!sink) return 0;
+  return std::chrono::duration<double, std::nano>(end - start).count() / iterations;
+}
+
+double time_dispatch(OpId op, const KernelCall& call, int iterations, bool hook) {
+  const Backend& b = backend(call_device(call));
+  Device device = call_device(call);
+  b.synchronize(device);
+  auto start = std::chrono::steady_clock::now();
+  if (hook) {
+    for (int i = 0; i < iterations; ++i) dispatch(op, call);
+  } else {
+    for (int i = 0; i < iterations; ++i) {
+      CachedDecision& d = lookup(op, call);
+      const std::string* why;
+      const KernelInfo& k = choose(d, call, &why);
+      if (!thread_state.logs.empty()) thread_state.logs.back().push_back(make_record(d, k, *why));
+      k.run(call);
+    }
+  }
+  auto end = std::chrono::steady_clock::now();
+  b.synchronize(device);
   return std::chrono::duration<double, std::nano>(end - start).count() / iterations;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/indexing_internal.h"
 #include "xpuruntime/dispatcher.h"
+#include "xpuruntime/profiler.h"
 
 namespace xrt {
 namespace indexing_detail {
@@ -44,6 +45,7 @@ void run_indexed(OpId op, const Tensor* const* inputs, int num_inputs, Tensor& o
 int64_t count_nonzero(const Tensor& x) {
   Tensor count = empty(Dims{}, DType::Int64, x.device());
   run(Ops::get().nonzero_count, {&x}, &count, 1, 0);
+  profiler::CauseScope cause(profiler::Cause::DataDependent);
   return item(count).i;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/manipulation_internal.h"
 #include "xpuruntime/dispatcher.h"
+#include "xpuruntime/profiler.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/manipulation.h"
 #include "xpuruntime/ops.h"
@@ -175,7 +176,10 @@ Tensor repeat(const Tensor& x, const Tensor& repeats, std::optional<int64_t> axi
                      " and " + repeats.device().str() + ")");
   int a = axis ? axis_in("repeat", *axis, x.ndim()) : 0;
   int64_t size = axis ? x.shape()[a] : x.numel();
-  if (repeats.numel() == 1) return repeat(x, item(repeats).to<int64_t>(), axis);
+  if (repeats.numel() == 1) {
+    profiler::CauseScope cause(profiler::Cause::DataDependent);
+    return repeat(x, item(repeats).to<int64_t>(), axis);
+  }
   if (repeats.numel() != size)
     throw ValueError("repeat: repeats has shape " + shape_str(repeats.shape()) + ", but the " +
                      (axis ? "axis has " : "flattened array has ") + std::to_string(size) +

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "xpuruntime/dispatcher.h"
+#include "xpuruntime/profiler.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/ops.h"
 #include "xpuruntime/sorting.h"
@@ -108,7 +109,11 @@ UniqueResult unique(const Tensor& x, bool with_indices, bool with_inverse, bool 
                        index_output(with_inverse), index_output(with_counts),
                        empty(Dims{}, kDefaultIndex, device)};
   run(SortingOps::get().unique, {&flat}, outputs, 5, SortingAttrs{});
-  int64_t k = item(outputs[4]).i;
+  int64_t k;
+  {
+    profiler::CauseScope cause(profiler::Cause::DataDependent);
+    k = item(outputs[4]).i;
+  }
   UniqueResult result;
   result.values = prefix(outputs[0], k);
   if (with_indices) result.indices = prefix(outputs[1], k);

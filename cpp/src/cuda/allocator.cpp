@@ -12,6 +12,7 @@
 #include "cuda/stream_ordered_allocator.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/memory_limit.h"
+#include "xpuruntime/profiler.h"
 
 namespace xrt::cuda {
 namespace {
@@ -20,7 +21,10 @@ namespace {
 // it, the caching algorithm over that (its statistics inside).
 struct CachingDevice {
   explicit CachingDevice(int device)
-      : memory(device), limited(memory), allocator(limited, "cuda:" + std::to_string(device)) {}
+      : memory(device), limited(memory), allocator(limited, "cuda:" + std::to_string(device)) {
+    // The profiler records segments (the device's own allocations) while it records memory.
+    allocator.set_observer(profiler::segment_observer(Device::cuda(device)));
+  }
   DeviceMemory memory;
   LimitedMemory limited;
   CachingAllocator allocator;

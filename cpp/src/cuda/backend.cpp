@@ -3,12 +3,15 @@
 // its kernels with the registry, from here.
 #include "cuda/allocator.h"
 #include "xpuruntime/cuda/runtime.h"
+#include <optional>
+
 #include "cuda/graph.h"
 #include "cuda/host_copy.h"
 #include "cuda/runtime.h"
 #include "cuda/stream.h"
 #include "xpuruntime/cuda_loader.h"
 #include "xpuruntime/errors.h"
+#include "xpuruntime/profiler.h"
 #include "xpuruntime/registry.h"
 #include "xpuruntime/runtime/backend.h"
 
@@ -49,6 +52,12 @@ class CudaBackend final : public Backend {
   void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device,
                   size_t nbytes) const override {
     if (nbytes == 0) return;
+    std::optional<profiler::CopyScope> profiled;
+    if (profiler::mode()) [[unlikely]] {
+      Device device = dst_device.is_cpu() ? src_device : dst_device;
+      profiled.emplace(dst_device, src_device, nbytes,
+                       reinterpret_cast<uintptr_t>(cuda::current_stream(device.index)));
+    }
     if (dst_device.is_cpu()) {
       int device = src_device.index;
       activate(device);

@@ -8,6 +8,7 @@
 
 #include "cuda/graph.h"
 #include "cuda/runtime.h"
+#include "xpuruntime/profiler.h"
 
 namespace xrt::cuda {
 namespace {
@@ -87,6 +88,7 @@ size_t free_memory(int device) {
 void synchronize_device(int device) {
   activate(device);
   refuse_while_capturing(device, "synchronize()");
+  profiler::WaitScope wait(Device::cuda(device), profiler::Cause::Synchronize);
   XRT_CU(cuCtxSynchronize);
 }
 

@@ -14,6 +14,7 @@
 #include "core/host/thread_pool.h"
 #include "cuda/pinned_memory.h"
 #include "cuda/runtime.h"
+#include "xpuruntime/profiler.h"
 
 namespace xrt::cuda {
 namespace {
@@ -143,9 +144,11 @@ void copy_host_to_device(CUdeviceptr dst, const void* src, size_t nbytes, int de
   // pool buffer is kept until it has (record_pinned_use).
   bool pinned = record_pinned_use(src, nbytes, device, stream);
   if (pinned || nbytes < staging_threshold()) {
+    profiler::set_copy_route(pinned ? profiler::CopyRoute::Pinned : profiler::CopyRoute::Pageable);
     check(api.cuMemcpyHtoDAsync(dst, src, nbytes, stream), "cuMemcpyHtoDAsync");
     return;
   }
+  profiler::set_copy_route(profiler::CopyRoute::Staged);
   Staging staging(device, stream, nbytes);
   auto* from = static_cast<const char*>(src);
   size_t k = 0;
@@ -167,10 +170,12 @@ void copy_device_to_host(void* dst, CUdeviceptr src, size_t nbytes, int device,
   const DriverApi& api = driver();
   bool pinned = record_pinned_use(dst, nbytes, device, stream);
   if (pinned || nbytes < staging_threshold()) {
+    profiler::set_copy_route(pinned ? profiler::CopyRoute::Pinned : profiler::CopyRoute::Pageable);
     check(api.cuMemcpyDtoHAsync(dst, src, nbytes, stream), "cuMemcpyDtoHAsync");
     check(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
     return;
   }
+  profiler::set_copy_route(profiler::CopyRoute::Staged);
   Staging staging(device, stream, nbytes);
   size_t chunks = (nbytes + staging.chunk - 1) / staging.chunk;
   auto* to = static_cast<char*>(dst);

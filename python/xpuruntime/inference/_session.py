@@ -21,6 +21,7 @@ import collections.abc
 import time
 
 from .. import _core
+from .. import profiler as _profiler
 from ..policies import ExecutionPolicy, KernelPolicy, get_kernel_policy, load_policy_file
 from ._engine import EngineRegistry, Target, parse_target
 from ._model import Model
@@ -123,7 +124,8 @@ class InferenceSession:
             tensors[name] = checks[name].take(value, self)
         if self._shared_symbols:
             _check_shared_symbols(self._shared_symbols, tensors)
-        results = self._engine.run(tensors, names)
+        with _profiler.engine_run(self, tensors):
+            results = self._engine.run(tensors, names)
         self._runs += 1
         return dict(zip(names, results))
 

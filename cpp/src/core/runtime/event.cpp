@@ -3,6 +3,7 @@
 #include <string>
 
 #include "xpuruntime/errors.h"
+#include "xpuruntime/profiler.h"
 #include "xpuruntime/runtime/backend.h"
 
 namespace xrt {
@@ -32,6 +33,7 @@ bool Event::query() const {
 
 void Event::synchronize() const {
   if (!recorded_) return;
+  profiler::WaitScope wait(*device_, profiler::Cause::Synchronize);
   backend(*device_).synchronize_event(*device_, handle_);
 }
 

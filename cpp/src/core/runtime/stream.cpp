@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "xpuruntime/errors.h"
+#include "xpuruntime/profiler.h"
 #include "xpuruntime/runtime/backend.h"
 
 namespace xrt {
@@ -15,7 +16,10 @@ static_assert(!std::is_constructible_v<Stream, std::nullptr_t>);
 
 int Stream::priority() const { return backend(device_).stream_priority(*this); }
 bool Stream::query() const { return backend(device_).query_stream(*this); }
-void Stream::synchronize() const { backend(device_).synchronize_stream(*this); }
+void Stream::synchronize() const {
+  profiler::WaitScope wait(device_, profiler::Cause::Synchronize);
+  backend(device_).synchronize_stream(*this);
+}
 
 void Stream::wait(const Event& event) const {
   if (!event.recorded()) return;
