@@ -41,7 +41,10 @@ def choose(op, inputs, output_like, supported):
         if pinned:
             return pinned
         return _OURS[op] if supported else "torch"
-    return _core._select_kernel(op, [_xrt(t) for t in inputs], [_xrt(output_like)])
+    # On torch's stream: importing a tensor then needs no wait between streams (a wait on
+    # a capturing stream from outside the capture would break a graph capture).
+    with _kernels.torch_stream(torch, output_like.device.index):
+        return _core._select_kernel(op, [_xrt(t) for t in inputs], [_xrt(output_like)])
 
 
 _OURS = {"attention": "flash_v2", "layer_norm": "fused", "rms_norm": "fused"}
