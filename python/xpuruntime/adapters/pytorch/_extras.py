@@ -70,11 +70,11 @@ def capture_graph(step=None, *, warmup=3, pool=None):
     captures one more call, and returns a CapturedGraph; ``with capture_graph() as g:``
     captures the block (warm it up yourself). Allocations inside come from the graph's
     private pool (``pool`` shares one between graphs)."""
+    if step is not None and not callable(step):
+        raise TypeError(f"capture_graph takes a callable step, got {type(step).__name__}")
     handle = CapturedGraph(pool)
     if step is None:
         return handle
-    if not callable(step):
-        raise TypeError(f"capture_graph takes a callable step, got {type(step).__name__}")
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
