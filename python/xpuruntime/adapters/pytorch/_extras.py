@@ -180,5 +180,12 @@ def profile(export_chrome_trace=None, **profiler_options):
             yield prof
     prof.decisions = [str(r) for r in log.records]
     if export_chrome_trace:
-        prof.add_metadata_json("xpuruntime_decisions", json.dumps(prof.decisions))
-        prof.export_chrome_trace(str(export_chrome_trace))
+        # Note: torch takes metadata only while it profiles; the decisions are known after
+        # the block, so they are written into the exported trace.
+        path = str(export_chrome_trace)
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+        trace["xpuruntime_decisions"] = prof.decisions
+        with open(path, "w") as f:
+            json.dump(trace, f)

@@ -132,11 +132,15 @@ def norm_backward(torch, rms, dy2d, x2d, weight, mean, rstd, want_weight, want_b
 # ---- flash_v2 -----------------------------------------------------------------------------
 
 HEAD_DIMS = (64, 128)
+# Warps of a forward block (16 query rows each): 8 share each K/V tile between 128 rows.
+FORWARD_WARPS = 8
 
 
-def _shared_bytes(d, backward):
+def _shared_bytes(d, backward, warps=4):
     tile = 64 * (d + 8) * 2
-    return 4 * tile + 64 * 72 * 2 + 2 * 64 * 4 if backward else 3 * tile
+    if backward:
+        return 4 * tile + 64 * 72 * 2 + 2 * 64 * 4
+    return (16 * warps + 128) * (d + 8) * 2
 
 
 def _strides3(t):
@@ -159,13 +163,14 @@ def flash_forward(torch, q, k, v, mask, is_causal, scale):
     if b * h * sq == 0:
         return out, lse
     name = dtype_name(q.dtype)
-    kernel = _module("flash", None).get_function(f"flash_fwd_{name}_{d}")
-    grid = (-(-sq // 64), b * h)
-    kernel(grid, (128,), (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+    warps = FORWARD_WARPS
+    kernel = _module("flash", None).get_function(f"flash_fwd_{name}_{d}_w{warps}")
+    grid = (-(-sq // (16 * warps)), b * h)
+    kernel(grid, (32 * warps,), (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
            lse.data_ptr(), _ptr(mask), np.int64(sq), np.int64(sk), np.int64(h),
            *_strides3(q), *_strides3(k), *_strides3(v), *_strides3(out), *_mask_strides(mask),
            np.float32(scale), np.int32(bool(is_causal))),
-           shared_mem=_shared_bytes(d, False), stream=torch_stream(torch, q.device.index))
+           shared_mem=_shared_bytes(d, False, warps), stream=torch_stream(torch, q.device.index))
     return out, lse
 
 
@@ -210,7 +215,7 @@ def compile_sources(arch="sm_90"):
 
     compiled = []
     flash = _source("common.cuh", "flash_v2.cu")
-    compiled.append(_cuda._compile(flash, "flash_fwd_bf16_128", arch=arch,
+    compiled.append(_cuda._compile(flash, "flash_fwd_bf16_128_w8", arch=arch,
                                    options=["-std=c++17", "--use_fast_math"]))
     for name in ("f16", "bf16", "f32"):
         for vec in ((1, 8) if name != "f32" else (1, 4)):

@@ -14,7 +14,9 @@
   choice is made at trace time from the policy's pin, else our kernel where it applies.
 """
 
+import contextlib
 import math
+import threading
 from typing import Optional
 
 import torch
@@ -31,13 +33,20 @@ def _xrt(t):
     return _core.from_dlpack(t.detach())
 
 
+@torch._dynamo.assume_constant_result
+def _pinned(op):
+    """The current policy's pin for op ("" when none), read once at trace time."""
+    policy = _core._current_policy()
+    return policy.get(op) or policy.get(f"cuda:{op}") or ""
+
+
 def choose(op, inputs, output_like, supported):
     """The kernel name the current policy picks for op (recorded by ``explain()``).
 
     inputs are torch tensors (their dtypes and shapes are what the registry sees);
     `supported` says whether our kernel applies, for the trace-time choice."""
     if torch.compiler.is_compiling():
-        pinned = _core._current_policy().get(op) or _core._current_policy().get(f"cuda:{op}")
+        pinned = _pinned(op)
         if pinned:
             return pinned
         return _OURS[op] if supported else "torch"
@@ -52,6 +61,21 @@ _OURS = {"attention": "flash_v2", "layer_norm": "fused", "rms_norm": "fused"}
 
 def _to_torch(x):
     return torch.from_dlpack(x)
+
+
+# Set while a fused_* function runs torch's own op after choosing the torch kernel, so that
+# an active reroute passes that call straight to torch instead of choosing again.
+passthrough = threading.local()
+
+
+@contextlib.contextmanager
+def _torch_kernel():
+    previous = getattr(passthrough, "on", False)
+    passthrough.on = True
+    try:
+        yield
+    finally:
+        passthrough.on = previous
 
 
 def _autocast(*tensors):
@@ -155,9 +179,10 @@ def fused_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, sca
     supported = attention_supported(q, k, v, attn_mask, dropout_p, enable_gqa)
     kernel = choose("attention", [q, k, v], q, supported) if q.is_cuda else "torch"
     if kernel != "flash_v2":
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
-                                              dropout_p=dropout_p, is_causal=is_causal,
-                                              scale=scale, enable_gqa=enable_gqa)
+        with _torch_kernel():
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
+                                                  dropout_p=dropout_p, is_causal=is_causal,
+                                                  scale=scale, enable_gqa=enable_gqa)
     d = q.shape[-1]
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     padded = 64 if d <= 64 else 128
@@ -266,7 +291,8 @@ def fused_layernorm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     supported = norm_supported(x, shape, weight, bias)
     kernel = choose("layer_norm", [x], x, supported) if x.is_cuda else "torch"
     if kernel != "fused":
-        return F.layer_norm(x, shape, weight, bias, eps)
+        with _torch_kernel():
+            return F.layer_norm(x, shape, weight, bias, eps)
     return fused_norm(x, math.prod(shape), weight, bias, float(eps), False)[0]
 
 
@@ -278,7 +304,8 @@ def fused_rmsnorm(x, normalized_shape, weight=None, eps=None):
     supported = norm_supported(x, shape, weight, None)
     kernel = choose("rms_norm", [x], x, supported) if x.is_cuda else "torch"
     if kernel != "fused":
-        return F.rms_norm(x, shape, weight, eps)
+        with _torch_kernel():
+            return F.rms_norm(x, shape, weight, eps)
     eps = torch.finfo(x.dtype).eps if eps is None else float(eps)
     return fused_norm(x, math.prod(shape), weight, None, eps, True)[0]
 

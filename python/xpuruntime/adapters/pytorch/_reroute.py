@@ -149,7 +149,7 @@ class _Reroute(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         handler = self.handlers.get(func)
-        if handler is None:
+        if handler is None or getattr(_ops.passthrough, "on", False):
             return func(*args, **(kwargs or {}))
         return handler(func, args, kwargs or {})
 

@@ -5,7 +5,7 @@
 // - q, k, v, o are [batch, heads, seq, D] with any strides whose last one is 1 (rows 16-byte
 //   aligned); the host passes (batch, head, row) strides. mask (optional, additive, in the
 //   inputs' dtype) is [.., .., sq, sk] with broadcast strides of 0.
-// - Forward: a block of 4 warps owns 64 query rows (16 per warp) and walks the key/value
+// - Forward: a block of 4 or 8 warps owns 16 query rows per warp and walks the key/value
 //   blocks of 64 rows (cp.async, K of the next block in flight while P V runs); scores stay
 //   in registers (online softmax in base 2), so no S x S matrix ever reaches memory. It saves
 //   lse2 = max + log2(sum), the log-sum-exp in base 2, per row (+inf for a row that sees no
@@ -24,13 +24,13 @@ template <typename T, int D> struct Tile {
   static constexpr int ROWS = 64, LD = D + 8, ELEMS = ROWS * LD;
 };
 
-/// rows [row0, row0 + 64) of a [rows_total, D] matrix (row stride `stride`) into shared
-/// memory, zeros past rows_total; 128 threads, 16 bytes each per step.
-template <typename T, int D>
+/// rows [row0, row0 + ROWS) of a [rows_total, D] matrix (row stride `stride`) into shared
+/// memory, zeros past rows_total; THREADS threads, 16 bytes each per step.
+template <typename T, int D, int ROWS = 64, int THREADS = 128>
 __device__ __forceinline__ void load_tile(T* s, const T* g, long long stride, long long row0,
                                           long long rows_total) {
   constexpr int CHUNKS = D / 8;
-  for (int c = threadIdx.x; c < 64 * CHUNKS; c += 128) {
+  for (int c = threadIdx.x; c < ROWS * CHUNKS; c += THREADS) {
     int r = c / CHUNKS, col = (c % CHUNKS) * 8;
     bool valid = row0 + r < rows_total;
     const T* src = valid ? g + (row0 + r) * stride + col : g;
@@ -50,7 +50,9 @@ __device__ __forceinline__ int nk_col(int l) { return ((l >> 3) & 1) * 8; }
 __device__ __forceinline__ int kn_row(int l) { return l & 15; }
 __device__ __forceinline__ int kn_col(int l) { return (l >> 4) * 8; }
 
-template <typename T, int D>
+// WARPS warps own 16 query rows each: 8 warps share each K/V tile between 128 rows, halving
+// the shared-memory traffic per product against 4.
+template <typename T, int D, int WARPS>
 __device__ void flash_forward(const T* __restrict__ q, const T* __restrict__ k,
                               const T* __restrict__ v, T* __restrict__ o, float* __restrict__ lse,
                               const T* __restrict__ mask, long long sq, long long sk,
@@ -61,13 +63,13 @@ __device__ void flash_forward(const T* __restrict__ q, const T* __restrict__ k,
                               float scale, int causal) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* sQ = reinterpret_cast<T*>(smem_raw);
-  T* sK = sQ + Tile<T, D>::ELEMS;
+  constexpr int LD = Tile<T, D>::LD, QROWS = 16 * WARPS, THREADS = 32 * WARPS;
+  T* sK = sQ + QROWS * LD;
   T* sV = sK + Tile<T, D>::ELEMS;
-  constexpr int LD = Tile<T, D>::LD;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
   const long long bh = blockIdx.y, b = bh / heads, h = bh % heads;
-  const long long q0 = static_cast<long long>(blockIdx.x) * 64;
+  const long long q0 = static_cast<long long>(blockIdx.x) * QROWS;
   q += b * qb + h * qh;
   k += b * kb + h * kh;
   v += b * vb + h * vh;
@@ -77,11 +79,11 @@ __device__ void flash_forward(const T* __restrict__ q, const T* __restrict__ k,
 
   long long kv_blocks = (sk + 63) / 64;
   if (causal) {
-    long long last_q = min(sq, q0 + 64) - 1;
+    long long last_q = min(sq, q0 + QROWS) - 1;
     kv_blocks = min(kv_blocks, last_q / 64 + 1);
   }
-  load_tile<T, D>(sQ, q, qs, q0, sq);
-  load_tile<T, D>(sK, k, ks, 0, sk);
+  load_tile<T, D, QROWS, THREADS>(sQ, q, qs, q0, sq);
+  load_tile<T, D, 64, THREADS>(sK, k, ks, 0, sk);
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
@@ -98,7 +100,7 @@ __device__ void flash_forward(const T* __restrict__ q, const T* __restrict__ k,
 
   for (long long j = 0; j < kv_blocks; ++j) {
     const long long k0 = j * 64;
-    load_tile<T, D>(sV, v, vs, k0, sk);
+    load_tile<T, D, 64, THREADS>(sV, v, vs, k0, sk);
     cp_async_commit();
     cp_async_wait<1>();  // K of this block has landed
     __syncthreads();
@@ -115,7 +117,7 @@ __device__ void flash_forward(const T* __restrict__ q, const T* __restrict__ k,
         mma16816<T>(s[2 * np + 1], qf[kk], bf[2], bf[3]);
       }
     __syncthreads();  // every warp is done with sK: the next K may land there
-    if (j + 1 < kv_blocks) load_tile<T, D>(sK, k, ks, k0 + 64, sk);
+    if (j + 1 < kv_blocks) load_tile<T, D, 64, THREADS>(sK, k, ks, k0 + 64, sk);
     cp_async_commit();
 
     // Scores in base 2, masked; the running max and sum per row (a row's 4 lanes agree).
@@ -386,16 +388,20 @@ __device__ void flash_backward(const T* __restrict__ q, const T* __restrict__ k,
   }
 }
 
-#define FLASH_ENTRIES(T, TN, D)                                                              \
-  extern "C" __global__ void __launch_bounds__(128) flash_fwd_##TN##_##D(                    \
+#define FLASH_FORWARD(T, TN, D, WARPS)                                                      \
+  extern "C" __global__ void __launch_bounds__(32 * WARPS) flash_fwd_##TN##_##D##_w##WARPS(  \
       const T* q, const T* k, const T* v, T* o, float* lse, const T* mask, long long sq,     \
       long long sk, long long heads, long long qb, long long qh, long long qs, long long kb, \
       long long kh, long long ks, long long vb, long long vh, long long vs, long long ob,    \
       long long oh, long long os, long long mb, long long mh, long long ms, float scale,     \
       int causal) {                                                                          \
-    flash_forward<T, D>(q, k, v, o, lse, mask, sq, sk, heads, qb, qh, qs, kb, kh, ks, vb,    \
-                        vh, vs, ob, oh, os, mb, mh, ms, scale, causal);                      \
-  }                                                                                          \
+    flash_forward<T, D, WARPS>(q, k, v, o, lse, mask, sq, sk, heads, qb, qh, qs, kb, kh, ks, \
+                               vb, vh, vs, ob, oh, os, mb, mh, ms, scale, causal);           \
+  }
+
+#define FLASH_ENTRIES(T, TN, D)                                                              \
+  FLASH_FORWARD(T, TN, D, 4)                                                                 \
+  FLASH_FORWARD(T, TN, D, 8)                                                                 \
   extern "C" __global__ void flash_delta_##TN##_##D(                                         \
       float* delta, const T* o, const T* d_o, long long rows, long long sq, long long heads, \
       long long ob, long long oh, long long os, long long db, long long dh, long long ds) {  \
