@@ -148,7 +148,7 @@ def test_nvrtc_sources_compile_for_sm90():
 def test_norm_plan_holds_a_row_in_registers_or_says_no():
     from xpuruntime.adapters.pytorch import _kernels
 
-    assert _kernels.norm_plan(torch.bfloat16, 8192) == (8, 256, 4)
+    assert _kernels.norm_plan(torch.bfloat16, 8192) == (8, 512, 2)
     assert _kernels.norm_plan(torch.float32, 1000)[0] == 4
     assert _kernels.norm_plan(torch.float16, 1001)[0] == 1
     assert _kernels.norm_plan(torch.float32, 1 << 20) is None

@@ -37,7 +37,13 @@ from . import _kernels, _ops
 
 
 def _xmm(a, b):
-    """a @ b on xpuruntime's matmul (the policy's kernel), on torch's current stream."""
+    """a @ b on xpuruntime's matmul (the policy's kernel), on torch's current stream.
+
+    A stack of rows times one matrix ([..., M, K] @ [K, N], nn.Linear's case) runs as one
+    2-D product over all rows, not as a batch of small ones."""
+    if b.dim() == 2 and a.dim() > 2 and a.is_contiguous():
+        lead = a.shape[:-1]
+        return _xmm(a.reshape(-1, a.shape[-1]), b).view(*lead, b.shape[-1])
     with _kernels.torch_stream(torch, a.device.index):
         out = _core.matmul(_core.from_dlpack(a), _core.from_dlpack(b))
         return torch._C._from_dlpack(out.__dlpack__(stream=-1))
@@ -58,7 +64,11 @@ class _Matmul(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             grad_a = _xmm(grad, b.mT).sum_to_size(a.shape)
         if ctx.needs_input_grad[1]:
-            grad_b = _xmm(a.mT, grad).sum_to_size(b.shape)
+            if b.dim() == 2 and a.dim() > 2:  # sum over the rows of every batch at once
+                rows_a = a.reshape(-1, a.shape[-1])
+                grad_b = _xmm(rows_a.mT, grad.reshape(-1, grad.shape[-1]))
+            else:
+                grad_b = _xmm(a.mT, grad).sum_to_size(b.shape)
         return grad_a, grad_b
 
 

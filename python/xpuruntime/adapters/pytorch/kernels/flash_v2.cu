@@ -121,6 +121,9 @@ __device__ void flash_forward(const T* __restrict__ q, const T* __restrict__ k,
     cp_async_commit();
 
     // Scores in base 2, masked; the running max and sum per row (a row's 4 lanes agree).
+    // Only blocks on an edge (the sequences' ends, the causal diagonal, a mask) need the
+    // per-element checks.
+    const bool edge = mask || k0 + 64 > sk || q0 + QROWS > sq || (causal && k0 + 63 > q0);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float top = m[r];
@@ -128,11 +131,13 @@ __device__ void flash_forward(const T* __restrict__ q, const T* __restrict__ k,
       for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          long long col = k0 + nt * 8 + 2 * t + e;
           float x = s[nt][2 * r + e] * scale2;
-          bool seen = col < sk && row[r] < sq && !(causal && col > row[r]);
-          if (seen && mask) x += to_float(mask[row[r] * ms + col]) * LOG2E;
-          x = seen ? x : -INFINITY;
+          if (edge) {
+            long long col = k0 + nt * 8 + 2 * t + e;
+            bool seen = col < sk && row[r] < sq && !(causal && col > row[r]);
+            if (seen && mask) x += to_float(mask[row[r] * ms + col]) * LOG2E;
+            x = seen ? x : -INFINITY;
+          }
           s[nt][2 * r + e] = x;
           top = fmaxf(top, x);
         }
@@ -294,16 +299,20 @@ __device__ void flash_backward(const T* __restrict__ q, const T* __restrict__ k,
         mma16816<T>(dpt[2 * np + 1], vf, gf[2], gf[3]);
       }
     }
-    // P^T and dS^T (scaled), elementwise in registers.
+    // P^T and dS^T (scaled), elementwise in registers; checks only on edge blocks.
+    const bool edge = mask || q0 + 64 > sq || k0 + 64 > sk || (causal && k0 + 63 > q0);
 #pragma unroll
     for (int n = 0; n < 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int qi = n * 8 + 2 * t + (e & 1);
-        const long long qrow = q0 + qi, kcol = key[e >> 1];
-        bool seen = qrow < sq && kcol < sk && !(causal && kcol > qrow);
         float x = st[n][e] * scale2;
-        if (seen && mask) x += to_float(mask[qrow * ms + kcol]) * LOG2E;
+        bool seen = true;
+        if (edge) {
+          const long long qrow = q0 + qi, kcol = key[e >> 1];
+          seen = qrow < sq && kcol < sk && !(causal && kcol > qrow);
+          if (seen && mask) x += to_float(mask[qrow * ms + kcol]) * LOG2E;
+        }
         float p = seen ? exp2f(x - sL[qi]) : 0.f;
         st[n][e] = p;
         dpt[n][e] = p * (dpt[n][e] - sD[qi]) * scale;

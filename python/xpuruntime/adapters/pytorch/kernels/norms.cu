@@ -57,9 +57,6 @@ template <typename T, int VEC, int ITERS, bool RMS>
 __device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x, const T* w,
                              const T* b, long long rows, int n, float eps) {
   __shared__ float shared[32];
-  float wv[ITERS][VEC], bv[ITERS][VEC];
-  if (w) load_row<T, VEC, ITERS>(w, n, wv);
-  if (b) load_row<T, VEC, ITERS>(b, n, bv);
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
     float v[ITERS][VEC];
     load_row<T, VEC, ITERS>(x + row * n, n, v);
@@ -86,12 +83,25 @@ __device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x,
 #pragma unroll
     for (int it = 0; it < ITERS; ++it)
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) {
-        float o = (v[it][j] - mean) * rstd;
-        if (w) o *= wv[it][j];
-        if (b) o += bv[it][j];
-        v[it][j] = o;
-      }
+      for (int j = 0; j < VEC; ++j) v[it][j] = (v[it][j] - mean) * rstd;
+    // Note: weight and bias are read here (from L1/L2, every block reads the same n) rather
+    // than held in registers across rows: fewer registers, more rows in flight per SM.
+    if (w) {
+      float wv[ITERS][VEC];
+      load_row<T, VEC, ITERS>(w, n, wv);
+#pragma unroll
+      for (int it = 0; it < ITERS; ++it)
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) v[it][j] *= wv[it][j];
+    }
+    if (b) {
+      float bv[ITERS][VEC];
+      load_row<T, VEC, ITERS>(b, n, bv);
+#pragma unroll
+      for (int it = 0; it < ITERS; ++it)
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) v[it][j] += bv[it][j];
+    }
     store_row<T, VEC, ITERS>(y + row * n, n, v);
     if (threadIdx.x == 0) {
       if (mean_out) mean_out[row] = mean;
@@ -108,16 +118,16 @@ __device__ void norm_backward(T* dx, float* partial_w, float* partial_b, const T
                               const T* x, const T* w, const float* mean_in,
                               const float* rstd_in, long long rows, int n) {
   __shared__ float shared[32];
-  float wv[ITERS][VEC], acc_w[ITERS][VEC], acc_b[ITERS][VEC];
-  if (w) load_row<T, VEC, ITERS>(w, n, wv);
+  float acc_w[ITERS][VEC], acc_b[ITERS][VEC];
 #pragma unroll
   for (int it = 0; it < ITERS; ++it)
 #pragma unroll
     for (int j = 0; j < VEC; ++j) acc_w[it][j] = acc_b[it][j] = 0.f;
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-    float xv[ITERS][VEC], g[ITERS][VEC];
+    float xv[ITERS][VEC], g[ITERS][VEC], wv[ITERS][VEC];
     load_row<T, VEC, ITERS>(x + row * n, n, xv);
     load_row<T, VEC, ITERS>(dy + row * n, n, g);
+    if (w) load_row<T, VEC, ITERS>(w, n, wv);  // from L1/L2, as in the forward pass
     float mean = RMS ? 0.f : mean_in[row], rstd = rstd_in[row];
     float sum_g = 0.f, sum_gx = 0.f;
 #pragma unroll
