@@ -63,16 +63,15 @@ def attention(quick):
                           "torch FLASH": backend(SDPBackend.FLASH_ATTENTION),
                           "torch cuDNN": backend(SDPBackend.CUDNN_ATTENTION)}
             result = {}
-            with xt.kernel_policy(attention="flash_v2"):
-                for name, fn in candidates.items():
-                    try:
-                        with torch.no_grad():
-                            fwd = cuda_time(fn)
-                        both = cuda_time(lambda: fn().backward(grad))
-                        result[name] = (flops / fwd / 1e12, 3.5 * flops / both / 1e12)
-                    except RuntimeError as error:
-                        result[name] = None
-                        print(f"  {name}: {str(error).splitlines()[0]}", file=sys.stderr)
+            for name, fn in candidates.items():
+                try:
+                    with torch.no_grad():
+                        fwd = cuda_time(fn)
+                    both = cuda_time(lambda: fn().backward(grad))
+                    result[name] = (flops / fwd / 1e12, 3.5 * flops / both / 1e12)
+                except RuntimeError as error:
+                    result[name] = None
+                    print(f"  {name}: {str(error).splitlines()[0]}", file=sys.stderr)
             tag = f"{str(dtype)[6:]} {'causal' if causal else 'non-causal'} b{b} h{h} s{s} d{d}"
             rows.append((tag, result))
     _kernels.FORWARD_WARPS = 4
@@ -94,7 +93,7 @@ def norms(quick):
         w = torch.randn(n, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(n, device="cuda", dtype=torch.bfloat16)
         nbytes = 2 * x.numel() * x.element_size()
-        with xt.kernel_policy(layer_norm="fused", rms_norm="fused"), torch.no_grad():
+        with torch.no_grad():
             cases = {
                 "layer_norm": (lambda: xt.fused_layernorm(x, (n,), w, b),
                                lambda: F.layer_norm(x, (n,), w, b)),
@@ -118,8 +117,7 @@ def norms(quick):
         y_ref = F.layer_norm(xg, (n,), wg, bg)
         t_torch = cuda_time(lambda: torch.autograd.grad(y_ref, (xg, wg, bg), gy,
                                                         retain_graph=True))
-        with xt.kernel_policy(layer_norm="fused"):
-            y = xt.fused_layernorm(xg, (n,), wg, bg)
+        y = xt.fused_layernorm(xg, (n,), wg, bg)
         sweep = []
         for plan in ((2, 4), (2, 16), (1, 8), (4, 4)):
             _kernels.NORM_ITERS_TARGET, _kernels.NORM_BACKWARD_BLOCKS_PER_SM = plan
@@ -172,12 +170,32 @@ def gpt(quick):
               f"ratio {t_plain / t_ours:.2f}x; loss {ours[-1]:.3f} vs {plain[-1]:.3f}")
 
 
+def check_choices():
+    """Our kernels are the ones fused_* picks, and torch's baselines stay torch's."""
+    import xpuruntime as xrt
+
+    assert xt.rerouted_ops() == []
+    q = torch.randn(1, 2, 128, 128, device="cuda", dtype=torch.bfloat16)
+    with xrt.explain() as log:
+        xt.fused_attention(q, q, q)
+        xt.fused_layernorm(q, (128,))
+        F.scaled_dot_product_attention(q, q, q)
+        F.layer_norm(q, (128,))
+    assert log.kernels() == ["flash_v2", "fused"], log.kernels()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only", default="attention,norms,host,gpt")
     args = parser.parse_args()
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
+    # Note: no kernel policy is set here. Our kernels are reached by calling fused_* directly
+    # (they are the first choice where they apply), so torch's own functions, the baselines,
+    # run torch's kernels: with a policy naming attention or the norms, the reroute would
+    # send the baselines to our kernels too.
+    xt.clear_kernel_policy()
+    check_choices()
     parts = args.only.split(",")
     if "attention" in parts:
         attention(args.quick)

@@ -152,4 +152,5 @@ def test_norm_plan_holds_a_row_in_registers_or_says_no():
     assert _kernels.norm_plan(torch.float32, 1000)[0] == 4
     assert _kernels.norm_plan(torch.float16, 1001)[0] == 1
     assert _kernels.norm_plan(torch.float32, 1 << 20) is None
+    assert all(_kernels.norm_plan(torch.bfloat16, n)[1] <= 512 for n in (64, 8192, 65536))
     assert _kernels.norm_plan(torch.int32, 64) is None

@@ -71,15 +71,16 @@ def _multiprocessors(torch, index):
 # ---- norms --------------------------------------------------------------------------------
 
 MAX_ITERS = 16
+MAX_THREADS = 512  # the kernels' __launch_bounds__
 # Vectors each thread holds per row (the row is split over n / (VEC * ITERS) threads, at most
-# 1024), and backward blocks per multiprocessor (each sums its rows' weight gradients).
+# 512), and backward blocks per multiprocessor (each sums its rows' weight gradients).
 NORM_ITERS_TARGET = 2
 NORM_BACKWARD_BLOCKS_PER_SM = 4
 
 
 def norm_plan(dtype, n, *tensors):
     """(vec, threads, iters) for rows of n elements, or None when the fused kernel cannot
-    hold a row in registers (more than 1024 threads x 16 vectors)."""
+    hold a row in registers (more than 512 threads x 16 vectors)."""
     name, size = _NAMES.get(str(dtype), (None, 0))
     if name is None or n <= 0:
         return None
@@ -87,7 +88,7 @@ def norm_plan(dtype, n, *tensors):
     if n % vec or any(t is not None and t.data_ptr() % 16 for t in tensors):
         vec = 1
     vectors = -(-n // vec)
-    threads = min(1024, max(32, 32 * -(-vectors // (NORM_ITERS_TARGET * 32))))
+    threads = min(MAX_THREADS, max(32, 32 * -(-vectors // (NORM_ITERS_TARGET * 32))))
     iters = -(-vectors // threads)
     return None if iters > MAX_ITERS else (vec, threads, iters)
 

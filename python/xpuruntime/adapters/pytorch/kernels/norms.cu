@@ -155,23 +155,26 @@ __device__ void norm_backward(T* dx, float* partial_w, float* partial_b, const T
 }
 
 // The entry points, one per (norm, dtype, VEC, ITERS): NORM_ENTRIES(T, name, VEC, ITERS).
+// Note: at most 512 threads a block, so that the compiler keeps a thread within 128
+// registers (1024 threads of the backward pass asked for more than a multiprocessor has:
+// CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, seen on the H200).
 #define NORM_ENTRIES(T, TN, VEC, ITERS)                                                     \
-  extern "C" __global__ void layer_norm_fwd_##TN##_##VEC##_##ITERS(                         \
+  extern "C" __global__ void __launch_bounds__(512) layer_norm_fwd_##TN##_##VEC##_##ITERS(                         \
       T* y, float* mean, float* rstd, const T* x, const T* w, const T* b, long long rows,   \
       int n, float eps) {                                                                   \
     norm_forward<T, VEC, ITERS, false>(y, mean, rstd, x, w, b, rows, n, eps);              \
   }                                                                                         \
-  extern "C" __global__ void rms_norm_fwd_##TN##_##VEC##_##ITERS(                           \
+  extern "C" __global__ void __launch_bounds__(512) rms_norm_fwd_##TN##_##VEC##_##ITERS(                           \
       T* y, float* mean, float* rstd, const T* x, const T* w, const T* b, long long rows,   \
       int n, float eps) {                                                                   \
     norm_forward<T, VEC, ITERS, true>(y, nullptr, rstd, x, w, nullptr, rows, n, eps);      \
   }                                                                                         \
-  extern "C" __global__ void layer_norm_bwd_##TN##_##VEC##_##ITERS(                         \
+  extern "C" __global__ void __launch_bounds__(512) layer_norm_bwd_##TN##_##VEC##_##ITERS(                         \
       T* dx, float* pw, float* pb, const T* dy, const T* x, const T* w, const float* mean,  \
       const float* rstd, long long rows, int n) {                                           \
     norm_backward<T, VEC, ITERS, false>(dx, pw, pb, dy, x, w, mean, rstd, rows, n);        \
   }                                                                                         \
-  extern "C" __global__ void rms_norm_bwd_##TN##_##VEC##_##ITERS(                           \
+  extern "C" __global__ void __launch_bounds__(512) rms_norm_bwd_##TN##_##VEC##_##ITERS(                           \
       T* dx, float* pw, float* pb, const T* dy, const T* x, const T* w, const float* mean,  \
       const float* rstd, long long rows, int n) {                                           \
     norm_backward<T, VEC, ITERS, true>(dx, pw, nullptr, dy, x, w, nullptr, rstd, rows, n); \
