@@ -220,8 +220,9 @@ def norm_supported(x, normalized_shape, weight, bias):
 
 
 @torch.library.custom_op("xpu::fused_norm", mutates_args=(), device_types="cuda")
-def fused_norm(x: torch.Tensor, n: int, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
-               eps: float, rms: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def fused_norm(x: torch.Tensor, n: int, weight: Optional[torch.Tensor],
+               bias: Optional[torch.Tensor], eps: float,
+               rms: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Layer norm (rms=False) or RMS norm over the last n elements: (y, mean, rstd)."""
     x2d = x.contiguous().view(-1, n)
     w = None if weight is None else weight.contiguous().view(n)

@@ -150,31 +150,33 @@ __device__ void norm_backward(T* dx, float* partial_w, float* partial_b, const T
       for (int j = 0; j < VEC; ++j) g[it][j] = rstd * (g[it][j] - mean_g - xv[it][j] * mean_gx);
     store_row<T, VEC, ITERS>(dx + row * n, n, g);
   }
-  if (partial_w) store_row<float, VEC, ITERS>(partial_w + blockIdx.x * static_cast<long long>(n), n, acc_w);
-  if (partial_b) store_row<float, VEC, ITERS>(partial_b + blockIdx.x * static_cast<long long>(n), n, acc_b);
+  const long long own = blockIdx.x * static_cast<long long>(n);  // this block's partial row
+  if (partial_w) store_row<float, VEC, ITERS>(partial_w + own, n, acc_w);
+  if (partial_b) store_row<float, VEC, ITERS>(partial_b + own, n, acc_b);
 }
 
 // The entry points, one per (norm, dtype, VEC, ITERS): NORM_ENTRIES(T, name, VEC, ITERS).
 // Note: at most 512 threads a block, so that the compiler keeps a thread within 128
 // registers (1024 threads of the backward pass asked for more than a multiprocessor has:
 // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, seen on the H200).
+#define NORM_BOUNDS __launch_bounds__(512)
 #define NORM_ENTRIES(T, TN, VEC, ITERS)                                                     \
-  extern "C" __global__ void __launch_bounds__(512) layer_norm_fwd_##TN##_##VEC##_##ITERS(                         \
+  extern "C" __global__ void NORM_BOUNDS layer_norm_fwd_##TN##_##VEC##_##ITERS(             \
       T* y, float* mean, float* rstd, const T* x, const T* w, const T* b, long long rows,   \
       int n, float eps) {                                                                   \
     norm_forward<T, VEC, ITERS, false>(y, mean, rstd, x, w, b, rows, n, eps);              \
   }                                                                                         \
-  extern "C" __global__ void __launch_bounds__(512) rms_norm_fwd_##TN##_##VEC##_##ITERS(                           \
+  extern "C" __global__ void NORM_BOUNDS rms_norm_fwd_##TN##_##VEC##_##ITERS(               \
       T* y, float* mean, float* rstd, const T* x, const T* w, const T* b, long long rows,   \
       int n, float eps) {                                                                   \
     norm_forward<T, VEC, ITERS, true>(y, nullptr, rstd, x, w, nullptr, rows, n, eps);      \
   }                                                                                         \
-  extern "C" __global__ void __launch_bounds__(512) layer_norm_bwd_##TN##_##VEC##_##ITERS(                         \
+  extern "C" __global__ void NORM_BOUNDS layer_norm_bwd_##TN##_##VEC##_##ITERS(             \
       T* dx, float* pw, float* pb, const T* dy, const T* x, const T* w, const float* mean,  \
       const float* rstd, long long rows, int n) {                                           \
     norm_backward<T, VEC, ITERS, false>(dx, pw, pb, dy, x, w, mean, rstd, rows, n);        \
   }                                                                                         \
-  extern "C" __global__ void __launch_bounds__(512) rms_norm_bwd_##TN##_##VEC##_##ITERS(                           \
+  extern "C" __global__ void NORM_BOUNDS rms_norm_bwd_##TN##_##VEC##_##ITERS(               \
       T* dx, float* pw, float* pb, const T* dy, const T* x, const T* w, const float* mean,  \
       const float* rstd, long long rows, int n) {                                           \
     norm_backward<T, VEC, ITERS, true>(dx, pw, nullptr, dy, x, w, nullptr, rstd, rows, n); \
