@@ -122,6 +122,15 @@ void bind_dispatch(nb::module_& m) {
     if (!KernelRegistry::global().remove(op, name, device_type_arg(device)))
       throw ValueError("no kernel named '" + name + "' is registered for op '" + op + "'");
   }, nb::arg("op"), nb::arg("name"), nb::kw_only(), nb::arg("device") = "cpu");
+  m.def("_select_kernel", [](const std::string& op, const std::vector<const Tensor*>& inputs,
+                             std::vector<Tensor> outputs) {
+    KernelCall call{inputs.data(), static_cast<int>(inputs.size()), outputs.data(),
+                    static_cast<int>(outputs.size()), nullptr};
+    KernelRef k = select_kernel(KernelRegistry::global().op_id(op), call, true);
+    return k ? k->name : std::string();
+  }, nb::arg("op"), nb::arg("inputs"), nb::arg("outputs"),
+     "The name of the kernel the policy picks for op on these inputs and outputs (recorded "
+     "in an open explain log); the caller runs it. UnsupportedOperationError as dispatch.");
   m.def("list_kernels", [](nb::handle op) {
     nb::list out;
     for (const auto& k : KernelRegistry::global().all()) {

@@ -28,8 +28,10 @@ struct DecisionRecord {
 /// pinned kernel) supports the call.
 void dispatch(OpId op, const KernelCall& call);
 
-/// The kernel dispatch() would run, without running it (explain, benchmarks).
-KernelRef select_kernel(OpId op, const KernelCall& call);
+/// The kernel dispatch() would run, without running it (explain, benchmarks). With
+/// `record`, an open explain log gets the decision as if the kernel ran: for callers that
+/// run the chosen kernel themselves (the PyTorch adapter, which launches on torch tensors).
+KernelRef select_kernel(OpId op, const KernelCall& call, bool record = false);
 
 /// The calling thread's cached decisions.
 std::vector<DecisionRecord> cached_decisions();

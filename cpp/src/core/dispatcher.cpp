@@ -309,10 +309,12 @@ void dispatch(OpId op, const KernelCall& call) {
   k.run(call);
 }
 
-KernelRef select_kernel(OpId op, const KernelCall& call) {
+KernelRef select_kernel(OpId op, const KernelCall& call, bool record) {
   CachedDecision& d = lookup(op, call);
   const std::string* why;
   const KernelInfo& k = choose(d, call, &why);
+  if (record && !thread_state.logs.empty())
+    thread_state.logs.back().push_back(make_record(d, k, *why));
   for (const auto& c : d.candidates)
     if (c.get() == &k) return c;
   return nullptr;

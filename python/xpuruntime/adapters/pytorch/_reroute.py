@@ -1,0 +1,270 @@
+"""python/xpuruntime/adapters/pytorch/_reroute.py: kernel policies for torch ops.
+
+``set_kernel_policy(matmul="cublaslt", attention="flash_v2")`` makes the policy xpuruntime's
+global one (so array code and torch ops follow the same pins) and, while it names an op
+below, sends torch's calls of that op on CUDA tensors to xpuruntime's kernels:
+
+=============  ==========================================================================
+op             torch functions rerouted
+=============  ==========================================================================
+matmul         torch.matmul / mm / addmm (beta = alpha = 1), Tensor.matmul / mm / @,
+               F.linear (nn.Linear): xpuruntime's matmul through DLPack, bias added by torch
+attention      F.scaled_dot_product_attention (nn.MultiheadAttention's fast path excluded)
+layer_norm     F.layer_norm (nn.LayerNorm)
+rms_norm       F.rms_norm (nn.RMSNorm)
+=============  ==========================================================================
+
+Note [Rerouting cost]: the reroute is a ``TorchFunctionMode`` entered only while a policy
+names one of these ops, so without one torch pays nothing. While it is on, every torch
+function call passes one dict lookup in Python (the measured cost is in docs/pytorch.md);
+unnamed ops go straight back to torch. Modes are per thread in torch: the reroute applies
+on the thread that set the policy (autograd's backward threads run our backward
+functions explicitly, so gradients are not affected).
+"""
+
+import contextlib
+import threading
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+from ... import _core
+from ...policies import KernelPolicy
+from . import _kernels, _ops
+
+# ---- matmul through xpuruntime ------------------------------------------------------------
+
+
+def _xmm(a, b):
+    """a @ b on xpuruntime's matmul (the policy's kernel), on torch's current stream.
+
+    A stack of rows times one matrix ([..., M, K] @ [K, N], nn.Linear's case) runs as one
+    2-D product over all rows, not as a batch of small ones."""
+    if b.dim() == 2 and a.dim() > 2 and a.is_contiguous():
+        lead = a.shape[:-1]
+        return _xmm(a.reshape(-1, a.shape[-1]), b).view(*lead, b.shape[-1])
+    with _kernels.torch_stream(torch, a.device.index):
+        out = _core.matmul(_core.from_dlpack(a), _core.from_dlpack(b))
+        return torch._C._from_dlpack(out.__dlpack__(stream=-1))
+
+
+class _Matmul(torch.autograd.Function):
+    """a @ b for a, b of 2 or more dimensions (batch dimensions broadcast)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _xmm(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = _xmm(grad, b.mT).sum_to_size(a.shape)
+        if ctx.needs_input_grad[1]:
+            if b.dim() == 2 and a.dim() > 2:  # sum over the rows of every batch at once
+                rows_a = a.reshape(-1, a.shape[-1])
+                grad_b = _xmm(rows_a.mT, grad.reshape(-1, grad.shape[-1]))
+            else:
+                grad_b = _xmm(a.mT, grad).sum_to_size(b.shape)
+        return grad_a, grad_b
+
+
+def _matmul_ok(a, b):
+    return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.is_cuda
+            and b.is_cuda and a.dim() >= 2 and b.dim() >= 2 and a.dtype == b.dtype
+            and a.dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64))
+
+
+def _mixed(a, b):
+    """a and b in torch's autocast dtype when autocast is on (as torch's mm would run)."""
+    if torch.is_autocast_enabled("cuda"):
+        dtype = torch.get_autocast_dtype("cuda")
+        a, b = a.to(dtype), b.to(dtype)
+    return a, b
+
+
+def _eligible(a, b):
+    # Note: during a torch graph capture our matmul's output would come from xpuruntime's
+    # allocator, outside the graph's private pool (its block could be reused while the
+    # graph still writes it on replay), so torch's matmul runs there instead.
+    return _matmul_ok(a, b) and not torch.cuda.is_current_stream_capturing()
+
+
+def _matmul(func, args, kwargs):
+    a, b = args[0], args[1]
+    if kwargs or not _eligible(a, b):
+        return func(*args, **kwargs)
+    return _Matmul.apply(*_mixed(a, b))
+
+
+def _addmm(func, args, kwargs):
+    bias, a, b = args[0], args[1], args[2]
+    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+    if len(args) > 3 or beta != 1 or alpha != 1 or "out" in kwargs or not _eligible(a, b):
+        return func(*args, **kwargs)
+    out = _Matmul.apply(*_mixed(a, b))
+    return out + bias.to(out.dtype)
+
+
+def _linear(func, args, kwargs):
+    x, weight = args[0], args[1]
+    bias = args[2] if len(args) > 2 else kwargs.get("bias")
+    if not _eligible(x, weight):
+        return func(*args, **kwargs)
+    out = _Matmul.apply(*_mixed(x, weight.t()))
+    return out if bias is None else out + bias.to(out.dtype)
+
+
+def _sdpa(func, args, kwargs):
+    q, k, v = args[0], args[1], args[2]
+    names = ("attn_mask", "dropout_p", "is_causal", "scale")
+    options = dict(zip(names, args[3:]), **kwargs)
+    if not q.is_cuda:
+        return func(*args, **kwargs)
+    return _ops.fused_attention(q, k, v, **options)
+
+
+def _layer_norm(func, args, kwargs):
+    if not args[0].is_cuda:
+        return func(*args, **kwargs)
+    return _ops.fused_layernorm(*args, **kwargs)
+
+
+def _rms_norm(func, args, kwargs):
+    if not args[0].is_cuda:
+        return func(*args, **kwargs)
+    return _ops.fused_rmsnorm(*args, **kwargs)
+
+
+_HANDLERS = {
+    "matmul": {torch.matmul: _matmul, torch.Tensor.matmul: _matmul,
+               torch.Tensor.__matmul__: _matmul, torch.mm: _matmul, torch.Tensor.mm: _matmul,
+               torch.addmm: _addmm, F.linear: _linear},
+    "attention": {F.scaled_dot_product_attention: _sdpa},
+    "layer_norm": {F.layer_norm: _layer_norm},
+    "rms_norm": {F.rms_norm: _rms_norm},
+}
+REROUTED_OPS = tuple(_HANDLERS)
+
+
+class _Reroute(TorchFunctionMode):
+    """Sends the named ops to their handlers; everything else straight back to torch."""
+
+    def __init__(self, handlers):
+        super().__init__()
+        self.handlers = handlers
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        handler = self.handlers.get(func)
+        if handler is None or getattr(_ops.passthrough, "on", False):
+            return func(*args, **(kwargs or {}))
+        return handler(func, args, kwargs or {})
+
+
+# ---- the policy ---------------------------------------------------------------------------
+
+_state = threading.local()
+_lock = threading.Lock()
+_saved_global = []  # the global xpuruntime policies set_kernel_policy replaced
+
+
+def _named_ops(policy):
+    names = set()
+    for key in policy.preferences:
+        device, _, op = key.rpartition(":")
+        if device in ("", "cuda") and op in _HANDLERS:
+            names.add(op)
+    return names
+
+
+def _install(policy):
+    """Enters the reroute for the ops policy names on this thread (leaves it otherwise)."""
+    mode = getattr(_state, "mode", None)
+    if mode is not None:
+        mode.__exit__(None, None, None)
+        _state.mode = None
+    names = _named_ops(policy) if policy is not None else set()
+    if names:
+        handlers = {}
+        for op in names:
+            handlers.update(_HANDLERS[op])
+        mode = _Reroute(handlers)
+        mode.__enter__()
+        _state.mode = mode
+        _state.names = frozenset(names)
+    else:
+        _state.names = frozenset()
+
+
+def _policy_of(policy, ops):
+    if policy is None:
+        return KernelPolicy(**ops)
+    if not isinstance(policy, KernelPolicy):
+        raise TypeError(f"set_kernel_policy expects a KernelPolicy or keyword pins, got "
+                        f"{type(policy).__name__}")
+    if ops:
+        raise TypeError("pass a KernelPolicy or keyword pins (matmul=...), not both")
+    return policy
+
+
+def set_kernel_policy(policy=None, **ops):
+    """Makes policy (or ``KernelPolicy(**ops)``) the kernel policy of xpuruntime and of the
+    torch ops it names (see the table above); returns it. Unknown ops or kernels raise
+    ValueError naming the nearest ones."""
+    _ops.register_kernels()
+    policy = _policy_of(policy, ops)
+    with _lock:
+        if not _saved_global:
+            _saved_global.append(_core._global_policy())
+        _core._set_global_policy(policy)
+    _install(policy)
+    return policy
+
+
+def get_kernel_policy():
+    """The policy set by set_kernel_policy, or None."""
+    with _lock:
+        return _core._global_policy() if _saved_global else None
+
+
+def clear_kernel_policy():
+    """Back to torch's own kernels and xpuruntime's previous global policy."""
+    with _lock:
+        if _saved_global:
+            _core._set_global_policy(_saved_global.pop())
+    _install(None)
+
+
+def rerouted_ops():
+    """The op names rerouted on this thread now."""
+    return sorted(getattr(_state, "names", ()))
+
+
+@contextlib.contextmanager
+def kernel_policy(policy=None, **ops):
+    """``with kernel_policy(attention="flash_v2"):`` the policy applies to this thread inside
+    the block (torch ops and xpuruntime's alike); the previous one comes back after."""
+    _ops.register_kernels()
+    policy = _policy_of(policy, ops)
+    previous_mode = getattr(_state, "mode", None)
+    previous_names = getattr(_state, "names", frozenset())
+    _core._push_thread_policy(policy)
+    names = _named_ops(policy)
+    mode = None
+    if names:
+        handlers = {}
+        for op in names:
+            handlers.update(_HANDLERS[op])
+        mode = _Reroute(handlers)
+        mode.__enter__()
+        _state.mode, _state.names = mode, frozenset(names)
+    try:
+        yield policy
+    finally:
+        if mode is not None:
+            mode.__exit__(None, None, None)
+        _state.mode, _state.names = previous_mode, previous_names
+        _core._pop_thread_policy()

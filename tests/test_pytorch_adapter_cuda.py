@@ -1,0 +1,303 @@
+"""tests/test_pytorch_adapter_cuda.py: xpuruntime.pytorch on a GPU: every rerouted op and
+fused kernel against torch's own result (forward and gradients, fp32 references with
+fp16/bf16 tolerances), causal, masked and odd lengths; a policy toggled mid-training,
+torch.compile over the custom ops, a captured training step, the allocator swap."""
+
+import json
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+import xpuruntime as xrt  # noqa: E402
+import xpuruntime.pytorch as xt  # noqa: E402
+
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="torch without CUDA")]
+
+TOL = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-5}
+
+
+@pytest.fixture(autouse=True)
+def no_policy():
+    xt.clear_kernel_policy()
+    yield
+    xt.clear_kernel_policy()
+
+
+def rel_err(x, ref):
+    x, ref = x.double(), ref.double()
+    return ((x - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def reference_attention(q, k, v, mask, is_causal, scale):
+    """fp32 attention of the math, with torch (the reference)."""
+    return F.scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                          attn_mask=None if mask is None else mask.float(),
+                                          is_causal=is_causal, scale=scale)
+
+
+def leaves(*shape_list, dtype, grad=True):
+    out = []
+    for shape in shape_list:
+        t = torch.randn(*shape, device="cuda", dtype=dtype)
+        out.append(t.requires_grad_(grad))
+    return out
+
+
+ATTENTION_CASES = [
+    # b, h, sq, sk, d, causal, masked
+    (2, 3, 128, 128, 64, False, False),
+    (2, 3, 128, 128, 128, True, False),
+    (1, 2, 77, 77, 64, True, False),       # odd length, causal
+    (1, 2, 100, 131, 128, False, True),    # odd lengths, additive mask, sq != sk
+    (1, 2, 65, 200, 64, True, False),      # causal with sk > sq (top-left)
+    (1, 1, 33, 33, 80, False, False),      # head dim padded to 128
+    (2, 2, 256, 256, 32, False, True),     # head dim padded to 64, masked
+]
+
+
+@pytest.mark.parametrize("warps", [4, 8])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", ATTENTION_CASES)
+def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, warps,
+                                                                  monkeypatch):
+    from xpuruntime.adapters.pytorch import _kernels
+
+    monkeypatch.setattr(_kernels, "FORWARD_WARPS", warps)
+    b, h, sq, sk, d, causal, masked = case
+    q, = leaves((b, h, sq, d), dtype=dtype)
+    k, v = leaves((b, h, sk, d), (b, h, sk, d), dtype=dtype)
+    mask = (torch.randn(b, 1, sq, sk, device="cuda", dtype=dtype) if masked else None)
+    with xt.kernel_policy(attention="flash_v2"), xrt.explain() as log:
+        out = xt.fused_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    assert log.kernels("attention") == ["flash_v2"]
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    got = (out, q.grad, k.grad, v.grad)
+    q2, k2, v2 = (t.detach().float().requires_grad_() for t in (q, k, v))
+    ref = reference_attention(q2, k2, v2, mask, causal, 1 / math.sqrt(d))
+    ref.backward(grad.float())
+    for name, x, r in zip("o q k v".split(), got, (ref, q2.grad, k2.grad, v2.grad)):
+        assert x.dtype == dtype
+        assert torch.isfinite(x).all(), name
+        assert rel_err(x, r) < TOL[dtype] * 2, (name, rel_err(x, r))
+
+
+def test_flash_v2_boolean_mask_and_strided_inputs():
+    b, s, h, d = 2, 96, 4, 64
+    qkv = torch.randn(b, s, 3, h, d, device="cuda", dtype=torch.bfloat16)
+    q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))  # [b, h, s, d], strided
+    keep = torch.rand(s, s, device="cuda") > 0.3
+    keep.fill_diagonal_(True)
+    with xt.kernel_policy(attention="flash_v2"):
+        out = xt.fused_attention(q, k, v, attn_mask=keep)
+    ref = reference_attention(q, k, v, torch.zeros(s, s, device="cuda").masked_fill(
+        ~keep, float("-inf")), False, None)
+    assert rel_err(out, ref) < 2e-2
+
+
+def test_torch_kernel_pin_runs_torchs_sdpa():
+    q, k, v = leaves((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64), dtype=torch.float16)
+    with xt.kernel_policy(attention="torch"), xrt.explain() as log:
+        out = xt.fused_attention(q, k, v)
+    assert log.kernels("attention") == ["torch"]
+    assert torch.equal(out, F.scaled_dot_product_attention(q, k, v))
+
+
+def test_attention_on_xpuruntime_tensors():
+    q = xrt.from_dlpack(torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16))
+    out = xt.attention(q, q, q)
+    ref = F.scaled_dot_product_attention(*(torch.from_dlpack(q),) * 3)
+    assert rel_err(torch.from_dlpack(out), ref) < 4e-3
+
+
+@pytest.mark.parametrize("plan", [(1, 16), (2, 4), (4, 1)])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("shape", [(64, 1024), (7, 33, 768), (5, 1000), (300, 8192)])
+def test_fused_layernorm_and_rmsnorm_match_torch(dtype, shape, plan, monkeypatch):
+    from xpuruntime.adapters.pytorch import _kernels
+
+    monkeypatch.setattr(_kernels, "NORM_ITERS_TARGET", plan[0])
+    monkeypatch.setattr(_kernels, "NORM_BACKWARD_BLOCKS_PER_SM", plan[1])
+    n = shape[-1]
+    x, = leaves(shape, dtype=dtype)
+    w, b = leaves((n,), (n,), dtype=dtype)
+    for rms in (False, True):
+        for t in (x, w, b):
+            t.grad = None
+        with xt.kernel_policy(layer_norm="fused", rms_norm="fused"), xrt.explain() as log:
+            y = xt.fused_rmsnorm(x, (n,), w, 1e-6) if rms else xt.fused_layernorm(
+                x, (n,), w, b, 1e-5)
+        assert log.kernels() == ["fused"]
+        g = torch.randn_like(y)
+        y.backward(g)
+        got = [y, x.grad, w.grad] + ([] if rms else [b.grad])
+        xs, ws, bs = (t.detach().float().requires_grad_() for t in (x, w, b))
+        ref = F.rms_norm(xs, (n,), ws, 1e-6) if rms else F.layer_norm(xs, (n,), ws, bs, 1e-5)
+        ref.backward(g.float())
+        refs = [ref, xs.grad, ws.grad] + ([] if rms else [bs.grad])
+        for i, (a, r) in enumerate(zip(got, refs)):
+            assert a.dtype == dtype
+            assert rel_err(a, r) < max(TOL[dtype] * 2, 2e-5), (rms, i, rel_err(a, r))
+
+
+def test_rerouted_torch_ops_follow_the_policy_and_keep_gradients():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(256, 512, device="cuda")
+    ln = torch.nn.LayerNorm(512, device="cuda")
+    rms = torch.nn.RMSNorm(512, device="cuda")
+    x = torch.randn(8, 16, 256, device="cuda", requires_grad=True)
+
+    def run():
+        for p in [x, *lin.parameters(), *ln.parameters(), *rms.parameters()]:
+            p.grad = None
+        h = rms(ln(lin(x)))
+        q = h.view(8, 16, 8, 64).transpose(1, 2).to(torch.bfloat16)
+        o = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+        loss = o.float().square().mean() + (torch.mm(h[0], h[0].t())).mean()
+        loss.backward()
+        return [loss, x.grad, lin.weight.grad, lin.bias.grad, ln.weight.grad, rms.weight.grad]
+
+    ref = run()
+    xt.set_kernel_policy(matmul="cublaslt", attention="flash_v2", layer_norm="fused",
+                         rms_norm="fused")
+    assert xt.rerouted_ops() == ["attention", "layer_norm", "matmul", "rms_norm"]
+    with xrt.explain() as log:
+        got = run()
+    kernels = {r.op: r.kernel for r in log.records}
+    assert kernels == {"matmul": "cublaslt", "attention": "flash_v2", "layer_norm": "fused",
+                       "rms_norm": "fused"}, kernels
+    for a, r in zip(got, ref):
+        assert rel_err(a, r) < 3e-2
+    xt.clear_kernel_policy()
+    with xrt.explain() as log:
+        run()
+    assert log.records == []
+
+
+def test_policy_toggled_mid_training_keeps_the_loss_falling():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.LayerNorm(128),
+                                torch.nn.GELU(), torch.nn.Linear(128, 1)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    x = torch.randn(256, 64, device="cuda")
+    y = x[:, :1] * 2 - x[:, 1:2]
+    losses = []
+    for step in range(60):
+        if step % 20 == 10:
+            xt.set_kernel_policy(matmul="cublaslt", layer_norm="fused")
+        elif step % 20 == 0:
+            xt.clear_kernel_policy()
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.3 * losses[0]
+
+
+def test_autocast_runs_our_kernels_in_the_autocast_dtype():
+    ln = torch.nn.LayerNorm(256, device="cuda")
+    lin = torch.nn.Linear(256, 256, device="cuda")
+    x = torch.randn(32, 256, device="cuda")
+    xt.set_kernel_policy(layer_norm="fused", matmul="cublaslt")
+    with xt.autocast(torch.bfloat16), xrt.explain() as log:
+        y = ln(lin(x))
+    assert y.dtype == torch.bfloat16
+    assert {r.op for r in log.records} == {"matmul", "layer_norm"}
+    xt.clear_kernel_policy()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        ref = ln(lin(x))
+    assert rel_err(y, ref) < 2e-2
+
+
+def test_torch_compile_over_the_custom_ops():
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(128, device="cuda", dtype=torch.float16))
+
+        def forward(self, x):
+            h = xt.fused_rmsnorm(x, (128,), self.w, 1e-6)
+            q = h.view(2, 64, 2, 64).transpose(1, 2)
+            return xt.fused_attention(q, q, q, is_causal=True)
+
+    block = Block()
+    x = torch.randn(2, 64, 128, device="cuda", dtype=torch.float16, requires_grad=True)
+    eager = block(x)
+    eager.sum().backward()
+    grad = x.grad.clone()
+    x.grad = None
+    compiled = torch.compile(block, fullgraph=True)
+    out = compiled(x)
+    out.sum().backward()
+    assert rel_err(out, eager) < 1e-3
+    assert rel_err(x.grad, grad) < 1e-2
+
+
+def test_opcheck_of_the_custom_ops():
+    q = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16, requires_grad=True)
+    torch.library.opcheck(torch.ops.xpu.flash_attention.default, (q, q, q, None, True, 0.125),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+    x = torch.randn(4, 256, device="cuda", requires_grad=True)
+    w = torch.randn(256, device="cuda", requires_grad=True)
+    torch.library.opcheck(torch.ops.xpu.fused_norm.default, (x, 256, w, None, 1e-5, False),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+
+
+def test_graph_capture_of_a_training_step_with_our_kernels():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(128, 128), torch.nn.LayerNorm(128)).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(64, 128, device="cuda")
+    target = torch.randn(64, 128, device="cuda")
+    xt.set_kernel_policy(layer_norm="fused", matmul="cublaslt")
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        loss = F.mse_loss(model(x), target)
+        loss.backward()
+        opt.step()
+        return loss
+
+    g = xt.capture_graph(step, warmup=3)
+    first = g.replay().item()
+    for _ in range(20):
+        g.replay()
+    last = g.outputs.item()
+    assert last < first
+
+
+def test_allocator_swap_serves_torch_from_xpuruntime():
+    before = xrt.cuda.memory_allocated()
+    xt.set_allocator(True)
+    try:
+        t = torch.empty(1 << 20, device="cuda")
+        t.fill_(1.0)
+        assert t.sum().item() == float(1 << 20)
+        blocks, nbytes = xt.allocator_stats()
+        assert blocks >= 1 and nbytes >= 4 << 20
+        assert xrt.cuda.memory_allocated() - before >= 4 << 20
+    finally:
+        xt.set_allocator(False)
+    u = torch.empty(1 << 20, device="cuda")  # torch's own allocator again
+    assert xt.allocator_stats() == (blocks, nbytes)
+    assert t.sum().item() == float(1 << 20)  # still valid
+    del u
+
+
+def test_profile_carries_the_kernel_choices(tmp_path):
+    q = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16)
+    path = tmp_path / "trace.json"
+    with xt.kernel_policy(attention="flash_v2"):
+        with xt.profile(export_chrome_trace=path) as prof:
+            xt.fused_attention(q, q, q)
+    assert any("flash_v2" in d for d in prof.decisions)
+    trace = json.loads(path.read_text())
+    assert any("flash_v2" in d for d in trace["xpuruntime_decisions"])
+    assert any("flash_fwd" in e.get("name", "") for e in trace["traceEvents"])
