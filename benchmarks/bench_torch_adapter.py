@@ -1,6 +1,7 @@
 """benchmarks/bench_torch_adapter.py: xpuruntime.pytorch against torch in the same run (GPU):
 flash_v2 vs torch's SDPA FLASH and cuDNN backends (TFLOP/s, forward and forward+backward),
-fused norms vs torch (TB/s), the reroute's per-op host cost, the GPT training step.
+fused norms vs torch (TB/s), linear + bias + activation in one cuBLASLt call vs torch's
+F.linear + activation, the reroute's per-op host cost, the GPT training step.
 
     python benchmarks/bench_torch_adapter.py [--quick]
 
@@ -155,13 +156,33 @@ def host_cost():
           f"(+{rerouted - plain:.2f})")
 
 
+def fused_linear(quick):
+    """linear + bias + activation: one cuBLASLt call (xt.fused_linear) against torch's
+    F.linear (its bias already fused into the product) then F.gelu/F.relu, inference."""
+    rows, k, n = (2048, 1024, 4096) if quick else (8192, 1024, 4096)
+    print(f"\n## linear + bias + activation, bf16, x {rows}x{k}, weight {n}x{k}, no grad")
+    x = torch.randn(rows, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / k ** 0.5
+    b = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    flops = 2 * rows * k * n
+    with torch.no_grad():
+        for activation, theirs in (
+                ("gelu_tanh", lambda: F.gelu(F.linear(x, w, b), approximate="tanh")),
+                ("gelu", lambda: F.gelu(F.linear(x, w, b))),
+                ("relu", lambda: F.relu(F.linear(x, w, b))),
+                (None, lambda: F.linear(x, w, b))):
+            t_torch = cuda_time(theirs)
+            t_ours = cuda_time(lambda a=activation: xt.fused_linear(x, w, b, activation=a))
+            print(f"{activation or 'none'}: torch {flops / t_torch / 1e12:.0f} TFLOP/s "
+                  f"({t_torch * 1e6:.1f} us), fused {flops / t_ours / 1e12:.0f} TFLOP/s "
+                  f"({t_ours * 1e6:.1f} us), torch/fused {t_torch / t_ours:.2f}x")
+
+
 def gpt(quick):
     sys.path.insert(0, "examples")
     from train_gpt_policy import train
 
     steps = 30 if quick else 80
-    print("\n## linear + bias + GELU in one cuBLASLt call: not implemented (no epilogue in "
-          "xpuruntime's cuBLASLt path yet)")
     print("\n## GPT training step (4 layers, d=256, batch 16 x 128 tokens, bf16 autocast)")
     for graph in (False, True):
         ours, t_ours = train(steps, True, graph)
@@ -187,7 +208,7 @@ def check_choices():
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="attention,norms,host,gpt")
+    parser.add_argument("--only", default="attention,norms,linear,host,gpt")
     args = parser.parse_args()
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
     # Note: no kernel policy is set here. Our kernels are reached by calling fused_* directly
@@ -201,6 +222,8 @@ def main():
         attention(args.quick)
     if "norms" in parts:
         norms(args.quick)
+    if "linear" in parts:
+        fused_linear(args.quick)
     if "host" in parts:
         host_cost()
     if "gpt" in parts:

@@ -373,6 +373,15 @@ void bind_convert(nb::module_& m) {
   m.def("matmul", [](nb::handle x1, nb::handle x2) {
     return matmul(tensor_arg(x1, "matmul: x1"), tensor_arg(x2, "matmul: x2"));
   }, nb::arg("x1"), nb::arg("x2"));
+  // xpuruntime.nn.linear (Note [Fused linear]); activation as linear's enum value.
+  m.def("_linear", [](nb::handle x, nb::handle weight, nb::handle bias, int activation) {
+    if (activation < 0 || activation > 3)
+      throw ValueError("linear: activation must be 0..3, got " + std::to_string(activation));
+    Tensor xt = tensor_arg(x, "linear: x"), wt = tensor_arg(weight, "linear: weight");
+    std::optional<Tensor> b;
+    if (!bias.is_none()) b = tensor_arg(bias, "linear: bias");
+    return linear(xt, wt, b ? &*b : nullptr, static_cast<Activation>(activation));
+  }, nb::arg("x"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("activation"));
   m.def("astype", [](nb::handle x, nb::handle dtype, bool copy, nb::handle device) {
     Tensor t = tensor_arg(x, "astype: x");
     if (std::optional<Device> d = optional_device_arg(device)) t = to_device(t, *d);

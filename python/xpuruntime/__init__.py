@@ -153,6 +153,7 @@ _signatures.install_namespace(globals(), _signatures.NAMESPACE, __name__)
 
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import nn  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
 from .profiler import profile  # noqa: E402,F401
 from . import inference  # noqa: E402,F401

@@ -45,6 +45,13 @@ void add_inplace(Tensor& a, const Tensor& b);
 // Linear algebra
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+/// The activation linear applies after its product (Note [Fused linear]).
+enum class Activation : int { None = 0, Relu = 1, Gelu = 2, GeluTanh = 3 };
+/// x @ weight^T (+ bias), then the activation: x (..., k), weight (n, k), bias (n) or null;
+/// the result (..., n), the promoted real floating dtype. A dense layer in one op: the
+/// CUDA "cublaslt" kernel fuses bias and activation into the product's epilogue.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias, Activation activation);
+
 /// The one element of a size-1 tensor; TypeError for other sizes.
 Scalar item(const Tensor& x);
 

@@ -1,6 +1,7 @@
 // cpp/src/cpu/register.cpp: registers the built-in CPU kernels with the registry.
 #include <vector>
 
+#include "core/linear_internal.h"
 #include "cpu/kernels.h"
 #include "xpuruntime/elementwise.h"
 #include "xpuruntime/registry.h"
@@ -79,6 +80,9 @@ void cpu::register_kernels(KernelRegistry& r) {
   r.add(cpu::kernel_info("matmul", "native", cpu::matmul_native,
                    "blocked C++ (packed micro-kernel for float32/float64)",
                    [](const DTypeSignature& s) { return is_numeric(output_dtype(s)); }));
+  r.add(cpu::kernel_info("linear", "composite", linear_composite_kernel,
+                         "the matmul kernel into the output, then bias and activation in place",
+                         [](const DTypeSignature& s) { return is_floating(output_dtype(s)); }));
   cpu::register_sorting_kernels(r);
   cpu::register_index_kernels(r);
   cpu::register_creation_kernels(r);

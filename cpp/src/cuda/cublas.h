@@ -42,6 +42,17 @@ enum libraryPropertyType_t : int { MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_L
 enum cublasLtMatmulDescAttributes_t : int {
   CUBLASLT_MATMUL_DESC_TRANSA = 3,  // int32_t (cublasOperation_t)
   CUBLASLT_MATMUL_DESC_TRANSB = 4,
+  CUBLASLT_MATMUL_DESC_EPILOGUE = 7,      // uint32_t (cublasLtEpilogue_t)
+  CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8,  // const void*, a vector of D's rows, D's type
+};
+/// cublasLtEpilogue_t, the forward ones (cuBLASLt's GELU is the tanh approximation).
+enum cublasLtEpilogue_t : uint32_t {
+  CUBLASLT_EPILOGUE_DEFAULT = 1,
+  CUBLASLT_EPILOGUE_RELU = 2,
+  CUBLASLT_EPILOGUE_BIAS = 4,
+  CUBLASLT_EPILOGUE_RELU_BIAS = 6,
+  CUBLASLT_EPILOGUE_GELU = 32,
+  CUBLASLT_EPILOGUE_GELU_BIAS = 36,
 };
 enum cublasLtMatrixLayoutAttribute_t : int {
   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,           // int32_t

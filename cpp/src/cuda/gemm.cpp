@@ -231,9 +231,18 @@ cublasLtMatrixLayout_t lt_layout(const Types& t, Operand op, int64_t rows, int64
   return layout;
 }
 
+// What cuBLASLt applies to the product before it stores it (Note [Fused linear]): a bias
+// over the output's columns (the rows of cuBLASLt's column-major D, so a vector of n) and
+// an activation; `bias` is part of the plan (and of its key), so a cached descriptor is
+// never changed while another thread runs it.
+struct LtEpilogue {
+  cublasLtEpilogue_t kind = CUBLASLT_EPILOGUE_DEFAULT;
+  const void* bias = nullptr;
+};
+
 std::shared_ptr<const LtPlan> make_plan(const GemmRun& r, const Types& t, Operand la,
                                         Operand lb, const uint32_t align[3], bool half,
-                                        const BlasHandles& h) {
+                                        const BlasHandles& h, const LtEpilogue& epilogue) {
   const CublasLtApi& api = cublaslt();
   auto plan = std::make_shared<LtPlan>();
   XRT_CUBLAS(cublaslt, cublasLtMatmulDescCreate, &plan->desc, t.compute, t.scale);
@@ -242,6 +251,13 @@ std::shared_ptr<const LtPlan> make_plan(const GemmRun& r, const Types& t, Operan
              &op_first, sizeof op_first);
   XRT_CUBLAS(cublaslt, cublasLtMatmulDescSetAttribute, plan->desc, CUBLASLT_MATMUL_DESC_TRANSB,
              &op_second, sizeof op_second);
+  if (epilogue.kind != CUBLASLT_EPILOGUE_DEFAULT) {
+    XRT_CUBLAS(cublaslt, cublasLtMatmulDescSetAttribute, plan->desc,
+               CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue.kind, sizeof epilogue.kind);
+    if (epilogue.bias)
+      XRT_CUBLAS(cublaslt, cublasLtMatmulDescSetAttribute, plan->desc,
+                 CUBLASLT_MATMUL_DESC_BIAS_POINTER, &epilogue.bias, sizeof epilogue.bias);
+  }
   plan->first = lt_layout(t, lb, r.n, r.k, r.count, r.b_batch);
   plan->second = lt_layout(t, la, r.k, r.m, r.count, r.a_batch);
   plan->out = lt_layout(t, Operand{CUBLAS_OP_N, r.n}, r.n, r.m, r.count, r.c_batch);
@@ -270,6 +286,7 @@ std::shared_ptr<const LtPlan> make_plan(const GemmRun& r, const Types& t, Operan
   int found = 0;
   XRT_CUBLAS(cublaslt, cublasLtMatmulAlgoGetHeuristic, h.lt, plan->desc, plan->first,
              plan->second, plan->out, plan->out, preference, 1, &result, &found);
+  if (found == 0 && epilogue.kind != CUBLASLT_EPILOGUE_DEFAULT) return nullptr;
   if (found == 0)
     throw CudaError("cuBLASLt has no algorithm for this matmul (m=" + std::to_string(r.m) +
                     ", n=" + std::to_string(r.n) + ", k=" + std::to_string(r.k) +
@@ -278,8 +295,10 @@ std::shared_ptr<const LtPlan> make_plan(const GemmRun& r, const Types& t, Operan
   return plan;
 }
 
-void run_cublaslt(const GemmRun& whole, const Types& t, bool half, bool conj_a, int device,
-                  const BlasHandles& h) {
+// Returns false (having run nothing) when cuBLASLt has no algorithm for the epilogue; a
+// plain product without one raises instead.
+bool run_cublaslt(const GemmRun& whole, const Types& t, bool half, bool conj_a, int device,
+                  const BlasHandles& h, const LtEpilogue& epilogue = {}) {
   Operand la = *operand_layout(whole.m, whole.k, whole.a_row, whole.a_col, conj_a);
   Operand lb = *operand_layout(whole.k, whole.n, whole.b_row, whole.b_col, false);
   const int64_t item = [&] {
@@ -303,7 +322,8 @@ void run_cublaslt(const GemmRun& whole, const Types& t, bool half, bool conj_a, 
     LtKey key;
     int64_t fields[] = {device, t.data, t.scale, t.compute, lb.op, la.op, r.n, r.m, r.k,
                         lb.ld, la.ld, r.count, r.b_batch, r.a_batch, r.c_batch,
-                        align[0], align[1], align[2]};
+                        align[0], align[1], align[2], static_cast<int64_t>(epilogue.kind),
+                        static_cast<int64_t>(reinterpret_cast<uintptr_t>(epilogue.bias))};
     std::memcpy(key.v, fields, sizeof fields);
     std::shared_ptr<const LtPlan> plan;
     {
@@ -312,7 +332,8 @@ void run_cublaslt(const GemmRun& whole, const Types& t, bool half, bool conj_a, 
       if (it != lt_cache().plans.end()) plan = it->second;
     }
     if (!plan) {
-      plan = make_plan(r, t, la, lb, align, half, h);
+      plan = make_plan(r, t, la, lb, align, half, h, epilogue);
+      if (!plan) return false;  // an epilogue cuBLASLt cannot fuse here (only whole.count == 1)
       std::lock_guard lock(lt_cache().mutex);
       if (lt_cache().plans.size() >= 4096) lt_cache().plans.clear();  // plans in use live on
       lt_cache().plans.emplace(key, plan);
@@ -323,9 +344,38 @@ void run_cublaslt(const GemmRun& whole, const Types& t, bool half, bool conj_a, 
                                            h.workspace_bytes, h.stream),
                  "cublasLtMatmul");
   }
+  return true;
 }
 
 }  // namespace
+
+bool gemm_linear(const Tensor& x, const Tensor& weight, const Tensor* bias,
+                 LinearEpilogue activation, Tensor& out) {
+  const int device = out.device().index;
+  activate(device);
+  CUstream stream = current_stream(device);
+  const bool half = out.dtype() == DType::Float16 || out.dtype() == DType::BFloat16;
+  if (!is_floating(out.dtype()) || x.shape()[1] == 0 || out.numel() == 0) return false;
+  Tensor wt = weight.matrix_transpose();  // (k, n): the b operand, a strided view
+  if (!addressable(x, false) || !addressable(wt, false)) return false;
+  LtEpilogue epilogue;
+  epilogue.bias = bias ? bias->data() : nullptr;
+  switch (activation) {
+    case LinearEpilogue::None:
+      epilogue.kind = bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT; break;
+    case LinearEpilogue::Relu:
+      epilogue.kind = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU; break;
+    case LinearEpilogue::GeluTanh:
+      epilogue.kind = bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU; break;
+  }
+  const Types types = types_of(out.dtype(), current_policy()->allow_tf32());
+  const BlasHandles& h = blas_handles(device, stream, true);
+  bool done = true;
+  for_each_run(x, wt, out, [&](const GemmRun& r) {
+    done = run_cublaslt(r, types, half, false, device, h, epilogue);
+  });
+  return done;
+}
 
 bool gemm_supports(GemmLibrary library, DType dtype) {
   if (library == GemmLibrary::Native) return is_integer(dtype);

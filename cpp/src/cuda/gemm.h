@@ -18,6 +18,16 @@ enum class GemmLibrary { Cublas, CublasLt, Native };
 /// stream of c's device.
 void gemm(GemmLibrary library, const Tensor& a, const Tensor& b, Tensor& c, bool conj_a = false);
 
+/// What gemm_linear fuses after the product (cuBLASLt's GELU epilogue is the tanh form).
+enum class LinearEpilogue { None, Relu, GeluTanh };
+
+/// out (m, n) = x (m, k) @ weight (n, k)^T (+ bias (n)), then the activation, in one
+/// cublasLtMatmul with an epilogue (Note [Fused linear]). Floating dtypes, all alike; bias
+/// contiguous and 16-byte aligned. Returns false, having run nothing, where cuBLASLt has no
+/// fused algorithm (or an operand is not addressable): the caller composes it then.
+bool gemm_linear(const Tensor& x, const Tensor& weight, const Tensor* bias,
+                 LinearEpilogue activation, Tensor& out);
+
 /// Whether a library computes this dtype (the floating dtypes for cuBLAS(Lt), the integers
 /// for Native).
 bool gemm_supports(GemmLibrary library, DType dtype);

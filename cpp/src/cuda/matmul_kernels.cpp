@@ -7,6 +7,7 @@
 // on an H100 (8192^3, bench_cuda_matmul.py) neither library won every dtype: against
 // PyTorch, cuBLAS gave float32 0.999x, tf32 0.983x, float16 1.000x, bfloat16 0.946x;
 // cuBLASLt 0.999x, 1.001x, 0.942x, 0.981x. BestPerformance times both per shape class.
+#include "core/linear_internal.h"
 #include "cuda/gemm.h"
 #include "cuda/kernel_check.h"
 #include "cuda/kernels.h"
@@ -47,6 +48,21 @@ template <GemmLibrary library> void vecdot_kernel(const KernelCall& call) {
        is_complex(call.out().dtype()));
 }
 
+// linear in one cublasLtMatmul with a bias/activation epilogue (Note [Fused linear]); the
+// composed kernel where cuBLASLt has no fused algorithm for the problem.
+void linear_cublaslt(const KernelCall& call) {
+  const Tensor* bias = call.num_inputs > 2 ? &call.in(2) : nullptr;
+  const Activation activation = activation_of(call);
+  const LinearEpilogue fused = activation == Activation::Relu ? LinearEpilogue::Relu
+                               : activation == Activation::GeluTanh ? LinearEpilogue::GeluTanh
+                                                                    : LinearEpilogue::None;
+  if (!gemm_linear(call.in(0), call.in(1), bias, fused, call.out())) {
+    linear_composite_kernel(call);
+    return;
+  }
+  if (activation == Activation::Gelu) apply_activation(Activation::Gelu, call.out());
+}
+
 template <GemmLibrary library>
 KernelInfo kernel(std::string op, std::string name, KernelFn run, int priority,
                   std::string description) {
@@ -71,6 +87,12 @@ void register_matmul_kernels(KernelRegistry& r) {
                           "tiled CUDA kernel compiled by NVRTC (integer dtypes, wrapping)"));
   r.add(kernel<L::Cublas>("vecdot", "cublas", vecdot_kernel<L::Cublas>, 10,
                           "batched 1 x k by k x 1 cuBLAS products (floating dtypes)"));
+  r.add(kernel<L::CublasLt>("linear", "cublaslt", linear_cublaslt, 10,
+                            "one cublasLtMatmul with a bias + ReLU/GELU(tanh) epilogue; the "
+                            "erf GELU as the bias epilogue and one gelu kernel in place"));
+  r.add(kernel<L::Cublas>("linear", "composite", linear_composite_kernel, 0,
+                          "the matmul kernel into the output, then bias and activation in "
+                          "place"));
   r.add(kernel<L::Native>("vecdot", "native", vecdot_kernel<L::Native>, 0,
                           "tiled CUDA kernel compiled by NVRTC (integer dtypes, wrapping)"));
   // The source gemm_native compiles (cuda/matmul_native.cpp): every integer dtype at once.

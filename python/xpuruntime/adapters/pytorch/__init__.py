@@ -8,6 +8,7 @@ run, with the same ``KernelPolicy`` that steers array code and inference:
   ``kernel_policy``: torch's matmul, linear, SDPA, layer_norm and rms_norm on our kernels.
 - ``_ops.py``: ``fused_attention``, ``fused_layernorm``, ``fused_rmsnorm`` as torch custom ops
   (autograd, torch.compile) and as kernels of xpuruntime's registry.
+- ``_linear.py``: ``fused_linear``, linear + bias + activation in one cuBLASLt call.
 - ``_kernels.py`` + ``kernels/``: the NVRTC sources (flash_v2 attention, fused norms).
 - ``_extras.py``: ``autocast``, ``capture_graph``, ``set_allocator``, ``profile``.
 
@@ -28,6 +29,7 @@ from ._extras import (  # noqa: E402
     profile,
     set_allocator,
 )
+from ._linear import fused_linear  # noqa: E402
 from ._ops import (  # noqa: E402
     attention,
     fused_attention,
@@ -49,6 +51,7 @@ register_kernels()
 __all__ = [
     "CapturedGraph", "REROUTED_OPS", "allocator_stats", "attention", "autocast",
     "capture_graph", "clear_kernel_policy", "fused_attention", "fused_layernorm",
+    "fused_linear",
     "fused_rmsnorm", "get_kernel_policy", "kernel_policy", "profile", "register_kernels",
     "rerouted_ops", "set_allocator", "set_kernel_policy",
 ]

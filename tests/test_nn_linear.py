@@ -1,0 +1,119 @@
+"""tests/test_nn_linear.py: xpuruntime.nn.linear on CPU and CUDA: x @ weight.T + bias with each
+activation against NumPy in float64, every floating dtype, batch shapes and 1-D inputs,
+strided operands, empty sums, promotion, the fused cuBLASLt kernel and its composed fallback
+under a KernelPolicy, and clear errors."""
+
+import math
+
+import numpy as np
+import pytest
+
+import xpuruntime as xrt
+from xpuruntime import nn
+
+ERF = np.vectorize(math.erf)
+ACTIVATIONS = {
+    None: lambda v: v,
+    "relu": lambda v: np.maximum(v, 0),
+    "gelu": lambda v: 0.5 * v * (1 + ERF(v / math.sqrt(2))),
+    "gelu_tanh": lambda v: 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) *
+                                                  (v + 0.044715 * v ** 3))),
+}
+TOLERANCE = {"float64": 1e-12, "float32": 2e-5, "float16": 2e-2, "bfloat16": 8e-2}
+
+
+def host(t):
+    return np.asarray(xrt.astype(t.to_device("cpu"), xrt.float64))
+
+
+def operands(shape, k, n, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape + (k,)) / math.sqrt(k), rng.standard_normal((n, k)),
+            rng.standard_normal(n))
+
+
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("dtype", list(TOLERANCE))
+def test_matches_numpy(device, activation, with_bias, dtype):
+    x, w, b = operands((3, 5), 24, 7)
+    dt = getattr(xrt, dtype)
+    xs, ws, bs = (xrt.astype(xrt.asarray(a, device=device), dt) for a in (x, w, b))
+    got = nn.linear(xs, ws, bs if with_bias else None, activation=activation)
+    assert got.shape == (3, 5, 7) and got.dtype == dt and got.device == xs.device
+    # The reference from the operands as rounded to dtype.
+    pre = host(xs) @ host(ws).T + (host(bs) if with_bias else 0)
+    expected = ACTIVATIONS[activation](pre)
+    tol = TOLERANCE[dtype]
+    np.testing.assert_allclose(host(got), expected, rtol=tol, atol=tol)
+
+
+def test_one_dimensional_and_strided_inputs(device):
+    x, w, b = operands((6,), 8, 5)
+    xs = xrt.asarray(x, device=device)
+    ws = xrt.asarray(w.T.copy(), device=device).mT  # a transposed (strided) weight
+    bs = xrt.asarray(np.stack([b, b], axis=1), device=device)[:, 0]  # a strided bias
+    got = nn.linear(xs[::2], ws, bs, activation="relu")  # x rows with a step
+    np.testing.assert_allclose(host(got), np.maximum(x[::2] @ w.T + b, 0), rtol=1e-12)
+    vector = nn.linear(xs[0], ws, bs)
+    assert vector.shape == (5,)
+    np.testing.assert_allclose(host(vector), x[0] @ w.T + b, rtol=1e-12)
+
+
+def test_empty_sum_gives_the_activated_bias(device):
+    x = xrt.ones((2, 0), device=device)
+    w = xrt.ones((3, 0), device=device)
+    b = xrt.asarray([-1.0, 0.5, 2.0], device=device)
+    np.testing.assert_array_equal(host(nn.linear(x, w, b, activation="relu")),
+                                  [[0, 0.5, 2], [0, 0.5, 2]])
+    assert nn.linear(xrt.ones((0, 4), device=device), xrt.ones((3, 4), device=device)).shape \
+        == (0, 3)
+
+
+def test_dtypes_promote(device):
+    x = xrt.ones((2, 3), dtype=xrt.float32, device=device)
+    w = xrt.ones((4, 3), dtype=xrt.float64, device=device)
+    assert nn.linear(x, w).dtype == xrt.float64
+
+
+@pytest.mark.parametrize("call,error,message", [
+    (lambda: nn.linear(xrt.ones((2, 3)), xrt.ones((4, 2))), ValueError, "3 features"),
+    (lambda: nn.linear(xrt.ones((2, 3)), xrt.ones(3)), ValueError, "must be a matrix"),
+    (lambda: nn.linear(xrt.ones((2, 3)), xrt.ones((4, 3)), xrt.ones(3)), ValueError,
+     r"bias must have shape \(4,\)"),
+    (lambda: nn.linear(xrt.asarray(1.0), xrt.ones((4, 3))), ValueError, "0-d"),
+    (lambda: nn.linear(xrt.ones(3, dtype=xrt.int64), xrt.ones((2, 3), dtype=xrt.int64)),
+     TypeError, "real floating-point"),
+    (lambda: nn.linear(xrt.ones((2, 3)), xrt.ones((4, 3)), activation="tanh"), ValueError,
+     "activation must be one of"),
+    (lambda: nn.linear(np.ones((2, 3)), xrt.ones((4, 3))), TypeError, "linear: x"),
+])
+def test_bad_arguments(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.cuda
+def test_mixed_devices_raise():
+    with pytest.raises(ValueError, match="different devices"):
+        nn.linear(xrt.ones((2, 3), device="cuda:0"), xrt.ones((4, 3)))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_cuda_fused_kernel_and_its_fallback_agree(activation, dtype):
+    """The cublaslt kernel (explain says so) against the composed kernel pinned by a policy,
+    on a layer-sized problem where cuBLASLt has fused algorithms."""
+    x, w, b = operands((4, 128), 256, 512, seed=1)
+    dt = getattr(xrt, dtype)
+    xs, ws, bs = (xrt.astype(xrt.asarray(a, device="cuda:0"), dt) for a in (x, w, b))
+    with xrt.explain() as log:
+        fused = nn.linear(xs, ws, bs, activation=activation)
+    assert "linear[cuda:0" in str(log) and "-> cublaslt" in str(log)
+    with xrt.kernel_policy(linear="composite"):
+        composed = nn.linear(xs, ws, bs, activation=activation)
+    tol = TOLERANCE[dtype]
+    np.testing.assert_allclose(host(fused), host(composed), rtol=tol, atol=tol)
+    pre = host(xs) @ host(ws).T + host(bs)
+    np.testing.assert_allclose(host(fused), ACTIVATIONS[activation](pre), rtol=tol, atol=tol)
