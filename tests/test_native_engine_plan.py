@@ -13,6 +13,7 @@ from native_engine_helpers import (
     native_engine,
     one_node,
     run_native,
+    run_reference,
     with_output_shapes,
 )
 from xpuruntime.inference._engine import EngineRegistry, parse_target
@@ -82,7 +83,7 @@ def test_unsupported_attribute_value_fails_at_construction():
 
 
 def test_explain_lists_node_op_kernel_and_reason():
-    engine = native_engine(_linear())
+    engine = native_engine(_linear(), fusions=())  # node by node, as written
     run_native(_linear(), {"x": np.ones((2, 4), np.float32)}, engine=engine)
     nodes = {n["node"]: n for n in engine.explain()["nodes"]}
     assert nodes["project"]["op"] == "MatMul"
@@ -166,6 +167,50 @@ def test_conv_batchnorm_fusion_folds_the_normalisation():
     np.testing.assert_allclose(run_native(model, {"x": x}, engine=fused)[0],
                                run_native(model, {"x": x}, engine=plain)[0], rtol=1e-5,
                                atol=1e-5)
+
+
+def test_linear_fusion_makes_one_node_on_the_linear_op():
+    engine = native_engine(_linear())
+    assert [(n.domain, n.op_type) for n in engine.plan.nodes] == [("xpuruntime", "FusedLinear")]
+    assert engine.explain()["fusions"] == [{"fusion": "linear", "into": "relu",
+                                            "nodes": ["project", "bias", "relu"]}]
+    x = np.linspace(-2, 2, 8, dtype=np.float32).reshape(2, 4)
+    got = run_native(_linear(), {"x": x}, engine=engine)[0]
+    plain = run_native(_linear(), {"x": x}, fusions=())[0]
+    np.testing.assert_allclose(got, plain, rtol=1e-6)
+    kernels = [k["op"] for n in engine.explain()["nodes"] for k in n["kernels"]]
+    assert "linear" in kernels
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_linear_fusion_takes_gemm_and_gelu(device, approximate):
+    r = np.random.default_rng(3)
+    x = r.standard_normal((5, 6)).astype(np.float32)
+    init = {"w": r.standard_normal((4, 6)).astype(np.float32),
+            "b": r.standard_normal(4).astype(np.float32)}
+    nodes = [helper.make_node("Gemm", ["x", "w"], ["h"], transB=1, name="gemm"),
+             helper.make_node("Add", ["b", "h"], ["hb"], name="add"),  # bias first
+             helper.make_node("Gelu", ["hb"], ["y"], approximate=approximate, name="gelu")]
+    model = make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [5, 4])}, init, opset=20)
+    engine = native_engine(model, device)
+    assert [n.op_type for n in engine.plan.nodes] == ["FusedLinear"]
+    got = run_native(model, {"x": x}, device, engine=engine)[0]
+    np.testing.assert_allclose(got, run_reference(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
+def test_linear_fusion_leaves_what_it_cannot_fuse():
+    r = np.random.default_rng(4)
+    x = r.standard_normal((2, 3)).astype(np.float32)
+    w = r.standard_normal((3, 3)).astype(np.float32)
+    # The product is also an output (two consumers), and the bias is a 2-D matrix.
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Add", ["h", "m"], ["y"]),
+             helper.make_node("Relu", ["h"], ["z"])]
+    model = make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [2, 3]),
+                                         "z": (TensorProto.FLOAT, [2, 3])},
+                       {"w": w, "m": np.ones((2, 3), np.float32)})
+    engine = native_engine(model)
+    assert [n.op_type for n in engine.plan.nodes] == ["MatMul", "Add", "Relu"]
 
 
 def test_gelu_fusion_recognises_the_exported_pattern():

@@ -9,9 +9,13 @@ saves the Python loop's few microseconds a node, which is not a fusion worth a n
   whose constant factors fold into it.
 - ``conv_batchnorm``: a BatchNormalization after a Conv, both with constant parameters, folds
   into the Conv's weights and bias once, at build: the two passes of the normalisation vanish.
-What would need a new kernel (MatMul + bias + activation as a cuBLASLt epilogue, elementwise
-chains as one generated NVRTC kernel, the attention pattern as one fused kernel) is listed as
-left undone in the docs.
+- ``linear``: MatMul by a constant matrix (or Gemm by one, alpha = beta = 1), then Add of a
+  constant bias vector, then Gelu or Relu (each step optional past the first two) becomes
+  one ``xpuruntime:FusedLinear`` node on ``xrt.nn.linear``: on CUDA one cuBLASLt call whose
+  epilogue adds the bias and applies the activation (Note [Fused linear]); on the CPU the
+  bias and activation run in place on the product, with no temporaries.
+What would need a new kernel (elementwise chains as one generated NVRTC kernel, the attention
+pattern as one fused kernel) is listed as left undone in the docs.
 """
 
 import math
@@ -20,7 +24,7 @@ import numpy as np
 
 from .ops import lookup
 
-FUSIONS = ("gelu", "conv_batchnorm")
+FUSIONS = ("gelu", "conv_batchnorm", "linear")
 
 
 def apply(nodes, enabled, weights, opsets):
@@ -133,14 +137,75 @@ def _conv_batchnorm(nodes, weights, opsets, records):
     return _rewrite(nodes, replace)
 
 
-_PASSES = {"gelu": _gelu, "conv_batchnorm": _conv_batchnorm}
+def _linear_weight(node, weights):
+    """(input, weight name, layout) when node is a product by a constant matrix that
+    xrt.nn.linear takes: MatMul(x, W (k, n)) -> "kn"; Gemm(x, B, C?) with alpha = beta = 1
+    and no transA -> "nk" for transB = 1, else "kn". None otherwise."""
+    if node.domain != "":
+        return None
+    if node.op_type == "MatMul":
+        w = weights.get(node.inputs[1])
+        if w is None or w.ndim != 2 or w.dtype.kind != "f":
+            return None
+        return node.inputs[0], node.inputs[1], "kn"
+    if node.op_type == "Gemm":
+        if node.attrs.get("alpha", 1.0) != 1.0 or node.attrs.get("beta", 1.0) != 1.0 or \
+                node.attrs.get("transA", 0) or len(node.inputs) > 2:
+            return None  # (a Gemm's own C is left to the Gemm op)
+        w = weights.get(node.inputs[1])
+        if w is None or w.ndim != 2 or w.dtype.kind != "f":
+            return None
+        return node.inputs[0], node.inputs[1], "nk" if node.attrs.get("transB", 0) else "kn"
+    return None
 
 
-def _new_node(like, op_type, inputs, outputs, attrs, fusion):
+def _linear(nodes, weights, opsets, records):
+    consumers = _consumers(nodes)
+    replace = {}
+    for product in nodes:
+        found = _linear_weight(product, weights)
+        if found is None:
+            continue
+        x, w_name, layout = found
+        w = weights[w_name]
+        n = w.shape[1] if layout == "kn" else w.shape[0]
+        add = _only_consumer(consumers, product.outputs[0], "Add")
+        if add is None:
+            continue
+        bias = _other(add, product.outputs[0])
+        b = weights.get(bias)
+        if b is None or b.shape != (n,) or b.dtype != w.dtype:
+            continue
+        group, last, activation = [product, add], add, None
+        for op_type, name in (("Gelu", None), ("Relu", "relu")):
+            after = _only_consumer(consumers, add.outputs[0], op_type)
+            if after is None:
+                continue
+            if op_type == "Gelu":
+                approximate = after.attrs.get("approximate", "none")
+                name = "gelu" if approximate == "none" else "gelu_tanh"
+            group.append(after)
+            last, activation = after, name
+            break
+        fused = _new_node(last, "FusedLinear", [x, w_name, bias], last.outputs,
+                          {"layout": layout, "activation": activation}, "linear",
+                          domain="xpuruntime")
+        fused.constants = {w_name: w, bias: b}
+        replace.update({id(node): None for node in group})
+        replace[id(last)] = fused
+        records.append({"fusion": "linear", "into": fused.name,
+                        "nodes": [node.name for node in group]})
+    return _rewrite(nodes, replace)
+
+
+_PASSES = {"gelu": _gelu, "conv_batchnorm": _conv_batchnorm, "linear": _linear}
+
+
+def _new_node(like, op_type, inputs, outputs, attrs, fusion, domain=""):
     from .plan import Node
 
-    node = Node(like.name, op_type, "", like.opset, attrs, inputs, outputs)
-    node.spec = lookup("", op_type)
+    node = Node(like.name, op_type, domain, like.opset, attrs, inputs, outputs)
+    node.spec = lookup(domain, op_type)
     node.fused = fusion
     return node
 

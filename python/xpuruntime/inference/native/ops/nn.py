@@ -15,6 +15,17 @@ def _matmul(node):
     return lambda a, b: (xrt.matmul(a, b),)
 
 
+@op("FusedLinear", domain="xpuruntime")
+def _fused_linear(node):
+    """Made by the ``linear`` fusion (native/fusion.py): x times a constant matrix, plus a
+    constant bias, then an optional activation, as one ``xrt.nn.linear``."""
+    layout, activation = node.attr("layout"), node.attr("activation", None)
+
+    def run(x, w, b):
+        return (xrt.nn.linear(x, w.mT if layout == "kn" else w, b, activation=activation),)
+    return run
+
+
 @op("Gemm")
 def _gemm(node):
     alpha, beta = node.attr("alpha", 1.0), node.attr("beta", 1.0)
