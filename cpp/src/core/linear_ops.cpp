@@ -6,7 +6,7 @@
 // "cublaslt" kernel does it in one cublasLtMatmul whose epilogue adds the bias and applies
 // ReLU or GELU while the tile is still in registers. cuBLASLt's GELU is the tanh form, so
 // the erf form (torch's and ONNX's default) takes the bias epilogue and then one gelu kernel
-// in place. The "composite" kernel (every device, and where cuBLASLt has no fused algorithm)
+// in place; so does float64's tanh form (cuBLASLt computes it to float accuracy). The "composite" kernel (every device, and where cuBLASLt has no fused algorithm)
 // runs the product into the output and applies the rest in place: no temporaries.
 #include "core/linear_internal.h"
 
