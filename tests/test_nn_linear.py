@@ -117,3 +117,9 @@ def test_cuda_fused_kernel_and_its_fallback_agree(activation, dtype):
     np.testing.assert_allclose(host(fused), host(composed), rtol=tol, atol=tol)
     pre = host(xs) @ host(ws).T + host(bs)
     np.testing.assert_allclose(host(fused), ACTIVATIONS[activation](pre), rtol=tol, atol=tol)
+
+
+def test_the_core_op_refuses_an_unknown_activation_code():
+    from xpuruntime import _core
+    with pytest.raises(ValueError, match="activation must be 0 .* got 7"):
+        _core._linear(xrt.ones((2, 3)), xrt.ones((4, 3)), None, 7)

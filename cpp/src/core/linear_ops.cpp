@@ -81,7 +81,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias, Activat
     throw ValueError("linear: bias must have shape (" + std::to_string(n) + ",), got " +
                      shape_str(bias->shape()));
   if (static_cast<int>(activation) < 0 || static_cast<int>(activation) > 3)
-    throw ValueError("linear: unknown activation");
+    throw ValueError("linear: activation must be 0 (none), 1 (relu), 2 (gelu) or 3 "
+                     "(gelu_tanh), got " + std::to_string(static_cast<int>(activation)));
   DType dtype = result_type(x.dtype(), weight.dtype());
   if (bias) dtype = result_type(dtype, bias->dtype());
   if (!is_floating(dtype))

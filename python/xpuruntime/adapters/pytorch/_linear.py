@@ -16,15 +16,11 @@ import torch
 import torch.nn.functional as F
 
 from ... import _core
+from ...nn import _ACTIVATIONS as ACTIVATIONS
 from . import _kernels
-from ._ops import _autocast
+from ._ops import _autocast, _xrt
 
-ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3}
 _TORCH_GELU = {2: "none", 3: "tanh"}
-
-
-def _xrt(t):
-    return _core.from_dlpack(t.detach())
 
 
 @torch.library.custom_op("xpu::fused_linear", mutates_args=(), device_types=("cpu", "cuda"))
