@@ -250,6 +250,17 @@ def _complex_expm1(z):
     # The standard: expm1(±0 + 0j) is +0 + 0j (not the real expm1's -0 for -0).
     zero = (z.real == 0) & (z.imag == 0)
     expected = np.where(zero, make_complex(0.0, z.imag, z.dtype), expected)
+    # NumPy's complex expm1 overflows e^a itself for a > 709.78, making inf of a part that
+    # is finite (expm1(710 + 1j) has the real part e^710 cos(1) - 1 = 1.2e308): there the
+    # parts are computed in extended precision, whose e^a does not overflow, and rounded.
+    big = finite & (z.real > 700)
+    if big.any():
+        a = np.where(big, z.real, 0).astype(np.longdouble)
+        b = np.where(big, z.imag, 0).astype(np.longdouble)
+        with np.errstate(over="ignore"):
+            scaled = make_complex((np.exp(a) * np.cos(b) - 1).astype(np.float64),
+                                  (np.exp(a) * np.sin(b)).astype(np.float64), np.complex128)
+        expected = np.where(big & (z.imag != 0), scaled, expected)
     e = np.exp(np.where(finite, 0, z))
     other = make_complex(e.real - 1, e.imag, z.dtype)
     return np.where(finite, expected, other).astype(z.dtype)

@@ -54,6 +54,10 @@ ASAN_SUBSET=(
   tests/test_set_functions.py tests/test_matmul.py tests/test_linalg_decompositions.py
   tests/test_fft.py tests/test_tensor.py tests/test_numpy_conversion.py
   tests/test_thread_pool.py tests/test_thread_pool_safety.py tests/fuzz
+  tests/test_special.py tests/test_nn_linear.py tests/test_profiler.py
+  tests/test_native_engine_attention.py tests/test_native_engine_elementwise.py
+  tests/test_native_engine_nn.py tests/test_native_engine_plan.py
+  tests/test_native_engine_shape.py
 )
 
 # Note: under ASan+UBSan instrumentation complex128 pow of values near 1e-290 comes out

@@ -9,8 +9,10 @@
 //   the reduced box in order: the column reduction (outputs adjacent in memory), and short
 //   reductions, whose order is then the host's sequential one.
 // Either may split each output's elements into `splits` pieces of `piece` (elements, or
-// runs for an inner walk of several runs) whose partial accumulators a second launch
-// combines in order (Partials<R>), so results never depend on timing.
+// runs for an inner walk of several runs) whose partial accumulators are combined in
+// piece order, so results never depend on timing: by a second launch (Partials<R>) after
+// an inner walk; within the launch after an outer walk, by the last block of each column
+// of blocks to finish (Note [Outer finish]).
 #pragma once
 #include "xrt/reducers.cuh"
 
@@ -31,6 +33,8 @@ template <int KND, int RND> struct Layout {
   index_t red_stride[RND];    ///< bytes; the last is the run's
   index_t splits;
   index_t piece;
+  char* result;               ///< outer walk, splits > 1: the results (Out)
+  unsigned* tickets;          ///< outer walk, splits > 1: one per grid column (zeroed)
   ReduceParams params;
 };
 
@@ -273,6 +277,65 @@ __device__ void inner(const Layout<KND, RND>& layout) {
 
 // ---- Outer walk: a thread per OVEC adjacent outputs ------------------------------------
 
+/// An accumulator another block published, read from L2 (L1 is not coherent).
+template <class A> __device__ __forceinline__ A load_published(const A* p) {
+  union {
+    A a;
+    unsigned char b[sizeof(A)];
+    unsigned w[sizeof(A) / 4 + 1];
+  } u;
+  if constexpr (sizeof(A) % 4 == 0) {
+#pragma unroll
+    for (int k = 0; k < int(sizeof(A) / 4); ++k)
+      u.w[k] = __ldcg(reinterpret_cast<const unsigned*>(p) + k);
+  } else {
+#pragma unroll
+    for (int k = 0; k < int(sizeof(A)); ++k)
+      u.b[k] = __ldcg(reinterpret_cast<const unsigned char*>(p) + k);
+  }
+  return u.a;
+}
+
+// Note [Outer finish]: the blocks of one grid column (blockIdx.x) hold the same outputs'
+// pieces (blockIdx.y). Each publishes its partial accumulators, then takes a ticket; the
+// block that takes the last one combines the column's pieces in piece order, from the
+// identity, and writes the results: the same operations in the same order as a second
+// launch of Partials<R>, so the same bits, without that launch.
+template <class R, int KND, int RND, int OVEC>
+__device__ void outer_finish(const R& r, const Layout<KND, RND>& layout) {
+  typedef typename R::Acc Acc;
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(layout.tickets + blockIdx.x, 1u) == unsigned(layout.splits - 1);
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const Acc* partials = reinterpret_cast<const Acc*>(layout.out);
+  const index_t threads = layout.nout / OVEC, splits = layout.splits;
+  for (index_t t = blockIdx.x * index_t(kBlock) + threadIdx.x; t < threads;
+       t += index_t(gridDim.x) * kBlock) {
+#pragma unroll
+    for (int k = 0; k < OVEC; ++k) {
+      const index_t o = t * OVEC + k;
+      if (!r.active(o)) continue;
+      Acc acc = r.identity();
+      index_t s = 0;
+      for (; s + kUnroll <= splits; s += kUnroll) {
+        Acc v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = load_published(partials + (s + u) * layout.nout + o);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc = r.combine(acc, v[u]);
+      }
+      for (; s < splits; ++s) acc = r.combine(acc, load_published(partials + s * layout.nout + o));
+      reinterpret_cast<typename R::Out*>(layout.result)[o] = r.finalize(acc, o);
+    }
+  }
+}
+
+
 /// Walks pieces of the reduced box in row-major order; blockIdx.y is the piece. OVEC > 1:
 /// outputs o .. o + OVEC - 1 are adjacent in memory (the host checks sizes and alignment).
 /// Partials go to out[s * nout + o].
@@ -348,6 +411,7 @@ __device__ void outer(const Layout<KND, RND>& layout) {
       if (r.active(o + k))
         store_result(r, layout.out, o + k, s * layout.nout + o + k, layout.splits, acc[k]);
   }
+  if (layout.splits > 1) outer_finish<R, KND, RND, OVEC>(r, layout);
 }
 
 }  // namespace reduce

@@ -81,6 +81,9 @@ std::vector<std::string> full_options(const KernelSource& source, const std::str
   // -ffp-contract=off, so elementwise results would differ in the last bit; a family that
   // wants FMAs (matmul-like code) passes --fmad=true.
   if (!has_option(source.options, "fmad")) options.push_back("--fmad=false");
+  // Line information for Nsight Compute's source view (no effect on the code itself).
+  if (const char* v = std::getenv("XPURUNTIME_NVRTC_LINEINFO"); v && std::strcmp(v, "1") == 0)
+    options.push_back("-lineinfo");
   options.insert(options.end(), source.options.begin(), source.options.end());
   return options;
 }

@@ -12,14 +12,16 @@
 //   block, with 16-byte loads along contiguous runs: rows, full reductions, and the general
 //   strided case (lanes stride through any layout; slow, but no copy).
 // Note [Deterministic reductions]: a walk of at least kMinSplitWork elements that leaves
-// too few threads to fill the device splits each output's elements into pieces by sizes
-// and the device's multiprocessor count alone (a full reduction: one piece per resident
-// block, one wave); the pieces' partial accumulators go to a scratch buffer and a second
-// launch combines them in order. No float atomics anywhere, so the same input gives the
-// same bits on the same device model every time (another SM count may split differently).
-// Float sums differ from the CPU's in rounding (another order of additions), except where
-// both add in order (short reductions; columns too small to split); integers, max/min,
-// argmax/argmin and all/any/count_nonzero are exact.
+// too few threads to fill the device splits each output's elements into pieces by sizes,
+// the device's multiprocessor count and the kernel's resident blocks alone (one wave of
+// blocks); the pieces' partial accumulators go to a scratch buffer and are combined in
+// order: by a second launch after an inner walk, by the last block of each column of
+// blocks after an outer one (Note [Outer finish] in reduce.cuh). No float atomics
+// anywhere, so the same input gives the same bits on the same device model and build
+// every time (another SM count may split differently). Float sums differ from the CPU's
+// in rounding (another order of additions), except where both add in order (short
+// reductions; columns too small to split); integers, max/min, argmax/argmin and
+// all/any/count_nonzero are exact.
 #include "cuda/reduce_launch.h"
 
 #include <algorithm>
@@ -28,6 +30,7 @@
 
 #include "core/host/reduce_plan.h"
 #include "cuda/codegen.h"
+#include "cuda/driver.h"
 #include "cuda/jit.h"
 #include "cuda/kernel_check.h"
 
@@ -66,7 +69,8 @@ CUfunction reduce_function(int device, const Spec& spec, Shape s) {
 
 /// The kernel argument xrt::reduce::Layout<K, R>: 8-byte words in its field order.
 std::vector<uint64_t> pack(const Problem& p, const Spec& spec, char* out, int64_t nout,
-                           int64_t splits, int64_t piece) {
+                           int64_t splits, int64_t piece, char* result = nullptr,
+                           unsigned* tickets = nullptr) {
   std::vector<uint64_t> w;
   auto word = [&](auto v) {
     uint64_t u = 0;
@@ -83,6 +87,8 @@ std::vector<uint64_t> pack(const Problem& p, const Spec& spec, char* out, int64_
   for (int64_t v : p.reduced.strides) word(v);
   word(splits);
   word(piece);
+  word(result);
+  word(tickets);
   word(spec.scalar);
   word(spec.aux);
   word(spec.aux_out);
@@ -139,31 +145,35 @@ void Launcher::run(const Spec& spec, const Problem& p, char* out, bool may_split
 void Launcher::outer(const Spec& spec, const Problem& p, char* out, bool may_split) const {
   int64_t nout = p.kept.numel, count = p.reduced.numel;
   int vec = outer_vector(p, spec.acc_size);
-  int64_t threads = nout / vec;
-  int64_t splits = 1;
-  int64_t target = sm_count(device) * kThreadsPerSm;
-  if (may_split && threads < target && count > kSequential && nout * count >= kMinSplitWork)
-    splits = std::clamp<int64_t>(ceil_div(target, threads), 1,
-                                 std::min<int64_t>(count / 32, kMaxOuterSplits));
-  int64_t piece = std::max<int64_t>(1, ceil_div(count, splits));
-  splits = count == 0 ? 1 : ceil_div(count, piece);
   Shape s{Walk::Outer, p.kept.shape.size(), p.reduced.shape.size(), vec, 1};
   CUfunction fn = reduce_function(device, spec, s);
-  Tensor partials;
-  char* target_out = out;
-  if (splits > 1) {
-    partials = device_scratch(splits * nout * spec.acc_size, where);
-    target_out = partials.data();
+  int64_t columns = std::min<int64_t>(ceil_div(nout / vec, kReduceBlock), kMaxGrid);
+  int64_t splits = 1;
+  if (may_split && count > kSequential && nout * count >= kMinSplitWork) {
+    // As many pieces as keep one wave of resident blocks (registers decide how many fit):
+    // a second, partly filled wave would cost as long as a full one.
+    int64_t wave = int64_t(sm_count(device)) * resident_blocks(fn);
+    if (columns < wave)
+      splits = std::clamp<int64_t>(wave / columns, 1,
+                                   std::min<int64_t>(count / 32, kMaxOuterSplits));
   }
-  std::vector<uint64_t> args = pack(p, spec, target_out, nout, splits, piece);
+  int64_t piece = std::max<int64_t>(1, ceil_div(count, splits));
+  splits = count == 0 ? 1 : ceil_div(count, piece);
+  Tensor scratch;
+  char* partials = out;
+  unsigned* tickets = nullptr;
+  if (splits > 1) {  // Note [Outer finish] in reduce.cuh: the last block of a column combines
+    int64_t bytes = round_up(splits * nout * spec.acc_size, 256);
+    scratch = device_scratch(bytes + columns * 4, where);
+    partials = scratch.data();
+    tickets = reinterpret_cast<unsigned*>(partials + bytes);
+    XRT_CU(cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(tickets), 0u,
+           static_cast<size_t>(columns), stream);
+  }
+  std::vector<uint64_t> args = pack(p, spec, partials, nout, splits, piece, out, tickets);
   void* params[] = {args.data()};
-  auto blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div(threads, kReduceBlock), kMaxGrid));
-  launch(fn, {blocks, static_cast<unsigned>(splits)}, {kReduceBlock}, 0, stream, params);
-  if (splits > 1) {
-    Box kept{Dims{nout}, Dims{spec.acc_size}, nout};
-    Box reduced{Dims{splits}, Dims{nout * spec.acc_size}, splits};
-    finish(spec, partials, kept, reduced, out);
-  }
+  launch(fn, {static_cast<unsigned>(columns), static_cast<unsigned>(splits)}, {kReduceBlock}, 0,
+         stream, params);
 }
 
 void Launcher::inner(const Spec& spec, const Problem& p, char* out, bool may_split) const {
