@@ -57,13 +57,22 @@ def test_softmax_opsets(device, op, opset, axis):
         check(model, {"x": x}, device)
 
 
+@pytest.mark.parametrize("n_outputs", (1, 3))  # Y alone: the fused kernel; with statistics
 @pytest.mark.parametrize("axis", (-1, -2, 1))
-def test_layer_normalization(device, axis):
-    x, scale, bias = _x((2, 3, 8)), _x((3, 8)[axis:] if axis != 1 else (3, 8), 1), None
+def test_layer_normalization(device, axis, n_outputs):
+    x = _x((2, 3, 8))
     scale = _x(x.shape[axis:], 1)
     bias = _x(x.shape[axis:], 2)
     model = one_node("LayerNormalization", {"x": x}, initializers={"s": scale, "b": bias},
-                     opset=17, n_outputs=3, axis=axis, epsilon=1e-3)
+                     opset=17, n_outputs=n_outputs, axis=axis, epsilon=1e-3)
+    check(model, {"x": x}, device, atol=1e-5)
+
+
+def test_layer_normalization_with_a_broadcast_scale(device):
+    # A scale that broadcasts to the normalised shape (3, 8) without having it: composed.
+    x = _x((2, 3, 8))
+    model = one_node("LayerNormalization", {"x": x}, initializers={"s": _x((8,), 1)},
+                     opset=17, axis=-2, epsilon=1e-3)
     check(model, {"x": x}, device, atol=1e-5)
 
 

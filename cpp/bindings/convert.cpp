@@ -8,6 +8,7 @@
 #include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/errors.h"
+#include "xpuruntime/norm.h"
 
 namespace xrt::py {
 namespace {
@@ -380,6 +381,25 @@ void bind_convert(nb::module_& m) {
     if (!bias.is_none()) b = tensor_arg(bias, "linear: bias");
     return linear(xt, wt, b ? &*b : nullptr, static_cast<Activation>(activation));
   }, nb::arg("x"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("activation"));
+  // xpuruntime.nn's row ops (Note [Row ops]); the Python side checks the argument types.
+  m.def("_softmax", [](nb::handle x, int64_t axis, bool log) {
+    return softmax(tensor_arg(x, log ? "log_softmax: x" : "softmax: x"), axis, log);
+  }, nb::arg("x"), nb::arg("axis"), nb::arg("log"));
+  m.def("_layer_norm", [](nb::handle x, int64_t ndim, nb::handle weight, nb::handle bias,
+                          double eps) {
+    Tensor xt = tensor_arg(x, "layer_norm: x");
+    std::optional<Tensor> w, b;
+    if (!weight.is_none()) w = tensor_arg(weight, "layer_norm: weight");
+    if (!bias.is_none()) b = tensor_arg(bias, "layer_norm: bias");
+    return layer_norm(xt, ndim, w ? &*w : nullptr, b ? &*b : nullptr, eps);
+  }, nb::arg("x"), nb::arg("normalized_ndim"), nb::arg("weight").none(), nb::arg("bias").none(),
+     nb::arg("eps"));
+  m.def("_rms_norm", [](nb::handle x, int64_t ndim, nb::handle weight, double eps) {
+    Tensor xt = tensor_arg(x, "rms_norm: x");
+    std::optional<Tensor> w;
+    if (!weight.is_none()) w = tensor_arg(weight, "rms_norm: weight");
+    return rms_norm(xt, ndim, w ? &*w : nullptr, eps);
+  }, nb::arg("x"), nb::arg("normalized_ndim"), nb::arg("weight").none(), nb::arg("eps"));
   m.def("astype", [](nb::handle x, nb::handle dtype, bool copy, nb::handle device) {
     Tensor t = tensor_arg(x, "astype: x");
     if (std::optional<Device> d = optional_device_arg(device)) t = to_device(t, *d);

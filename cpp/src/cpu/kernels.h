@@ -25,10 +25,11 @@ KernelInfo kernel_info(std::string op, std::string name, KernelFn run, std::stri
 /// where the op calls libm: those come from the per-ISA tables below.
 extern const KernelFnPtr kUnaryKernels[];
 extern const KernelFnPtr kBinaryKernels[];
-namespace baseline { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+/// The row ops per ISA (norm_kernels.cpp): softmax, log_softmax, layer_norm, rms_norm.
+namespace baseline { extern const KernelFnPtr kUnaryMath[], kBinaryMath[], kRowKernels[]; }
 #ifdef XRT_X86_ISA_VARIANTS
-namespace avx2 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
-namespace avx512 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[]; }
+namespace avx2 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[], kRowKernels[]; }
+namespace avx512 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[], kRowKernels[]; }
 #endif
 void where_kernel(const KernelCall& call);  // out = in0 ? in1 : in2
 

@@ -40,6 +40,7 @@ void cpu::register_kernels(KernelRegistry& r) {
     const char* name;
     const cpu::KernelFnPtr* unary;
     const cpu::KernelFnPtr* binary;
+    const cpu::KernelFnPtr* rows;
     int priority;
   };
   std::vector<Variant> variants;
@@ -47,9 +48,11 @@ void cpu::register_kernels(KernelRegistry& r) {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-    variants.push_back({"avx512", cpu::avx512::kUnaryMath, cpu::avx512::kBinaryMath, 6});
+    variants.push_back({"avx512", cpu::avx512::kUnaryMath, cpu::avx512::kBinaryMath,
+                        cpu::avx512::kRowKernels, 6});
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    variants.push_back({"avx2", cpu::avx2::kUnaryMath, cpu::avx2::kBinaryMath, 5});
+    variants.push_back({"avx2", cpu::avx2::kUnaryMath, cpu::avx2::kBinaryMath,
+                        cpu::avx2::kRowKernels, 5});
 #endif
   auto add_elementwise = [&](const ElementwiseInfo& info, cpu::KernelFnPtr generic,
                              cpu::KernelFnPtr libm, auto pick) {
@@ -70,6 +73,19 @@ void cpu::register_kernels(KernelRegistry& r) {
   for (int i = 0; i < num_binary_ops(); ++i)
     add_elementwise(binary_info(static_cast<BinaryOp>(i)), cpu::kBinaryKernels[i],
                     cpu::baseline::kBinaryMath[i], [i](const Variant& v) { return v.binary[i]; });
+  // The row ops (Note [Row ops] in core/norm_ops.cpp): float32 and float64 rows.
+  const char* row_ops[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
+  auto float_rows = [](const DTypeSignature& s) {
+    return s.dtypes[0] == DType::Float32 || s.dtypes[0] == DType::Float64;
+  };
+  for (int i = 0; i < 4; ++i) {
+    r.add(cpu::kernel_info(row_ops[i], "native", cpu::baseline::kRowKernels[i],
+                           "a row per task, statistics in 16 running accumulators", float_rows));
+    for (const Variant& v : variants)
+      r.add(cpu::kernel_info(row_ops[i], v.name, v.rows[i],
+                             std::string("a row per task, libmvec SIMD exp (") + v.name + ")",
+                             float_rows, v.priority));
+  }
   r.add(cpu::kernel_info("where", "native", cpu::where_kernel, "select by a boolean mask"));
   r.add(cpu::kernel_info("matmul", "openblas", cpu::matmul_openblas,
                    "cblas ?gemm from scipy-openblas64",

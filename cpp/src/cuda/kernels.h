@@ -23,6 +23,8 @@ void register_sort_kernels(KernelRegistry& registry);
 void register_index_kernels(KernelRegistry& registry);
 /// nonzero_count, nonzero, masked_gather and masked_scatter: cuda/mask_kernels.cpp.
 void register_mask_kernels(KernelRegistry& registry);
+/// softmax, log_softmax, layer_norm and rms_norm: cuda/norm_kernels.cpp.
+void register_norm_kernels(KernelRegistry& registry);
 /// unique and isin: cuda/set_kernels.cpp.
 void register_set_kernels(KernelRegistry& registry);
 /// repeat: cuda/manipulation_kernels.cpp.

@@ -27,6 +27,7 @@ void cuda::register_kernels(KernelRegistry& registry) {
   cuda::register_creation_kernels(registry);
   cuda::register_index_kernels(registry);
   cuda::register_mask_kernels(registry);
+  cuda::register_norm_kernels(registry);
   cuda::register_set_kernels(registry);
   cuda::register_manipulation_kernels(registry);
   cuda::register_matmul_kernels(registry);

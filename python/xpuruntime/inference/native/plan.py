@@ -8,7 +8,8 @@ Note [Execution plan]: building does, in order,
 - run the enabled fusion passes (fusion.py), then build one function per node;
 - fold constants: a node whose inputs are all initializers runs once, here, on the CPU;
 - convert weights to the policy's precision once (fp16/bf16), wrapping the numerically
-  sensitive ops (softmax, norms, reductions) so they compute in fp32;
+  sensitive ops (softmax, norms, reductions) so they compute in fp32, unless their kernel
+  does so itself (the row ops of xrt.nn: softmax, layer_norm, rms_norm);
 - place values: integers computed from shapes (``Shape``, ``Size`` and what is computed from
   them and from small integer constants) live on the host, where the ops that read integers
   (Reshape, Slice, ...) want them, so a CUDA plan never waits for the device to learn a shape;
@@ -56,6 +57,7 @@ class Node:
         self.moves = ()            # (input index, how): "host", "device", "constant"
         self.frees = ()            # names to drop after the node runs
         self.float_dtype = None    # the float dtype of the policy's precision (fp16/bf16)
+        self.computes_in_float32 = False  # set by builders whose kernel widens 16-bit itself
         self.kernels = []          # the dispatcher's decisions on the recorded run
         self.fused = ""            # the fusion that made this node, if any
         self.constants = {}        # input name -> numpy value, for builders
@@ -225,7 +227,7 @@ class Plan:
             if value.dtype == xrt.float32:
                 self.constants[name] = xrt.astype(value, low)
         for node in nodes:
-            if node.op_type in FP32_OPS:
+            if node.op_type in FP32_OPS and not node.computes_in_float32:
                 node.fn = _in_float32(node.fn, low)
 
     def _place(self, constants):

@@ -42,17 +42,17 @@ def _gemm(node):
 
 
 def softmax(x, axis):
-    e = xrt.exp(xrt.subtract(x, xrt.max(x, axis=axis, keepdims=True)))
-    return xrt.divide(e, xrt.sum(e, axis=axis, keepdims=True))
+    return xrt.nn.softmax(x, axis=axis)
 
 
 def log_softmax(x, axis):
-    shifted = xrt.subtract(x, xrt.max(x, axis=axis, keepdims=True))
-    return xrt.subtract(shifted, xrt.log(xrt.sum(xrt.exp(shifted), axis=axis, keepdims=True)))
+    return xrt.nn.log_softmax(x, axis=axis)
 
 
 @op("Softmax", "LogSoftmax")
 def _softmax(node):
+    # One kernel (xrt.nn's row ops), which computes 16-bit inputs in float32 itself.
+    node.computes_in_float32 = True
     fn = softmax if node.op_type == "Softmax" else log_softmax
     if node.opset >= 13:
         axis = node.attr("axis", -1)
@@ -72,12 +72,19 @@ def _normalised_axes(axis, x, node):
     return tuple(range(axis_of(axis, x.ndim, node), x.ndim))
 
 
+def _fits(vector, trailing):
+    return vector is None or tuple(vector.shape) == trailing
+
+
 @op("LayerNormalization", since=17)
 def _layer_norm(node):
     axis, eps = node.attr("axis", -1), node.attr("epsilon", 1e-5)
+    # The fused kernel gives Y alone: a node that also asks for Mean or InvStdDev, or whose
+    # scale and bias only broadcast to the normalised shape, is composed instead.
+    statistics = any(node.outputs[1:])
+    node.computes_in_float32 = not statistics
 
-    def run(x, scale, bias=None):
-        axes = _normalised_axes(axis, x, node)
+    def composed(x, scale, bias, axes):
         mean = xrt.mean(x, axis=axes, keepdims=True)
         centred = xrt.subtract(x, mean)
         var = xrt.mean(xrt.multiply(centred, centred), axis=axes, keepdims=True)
@@ -86,17 +93,38 @@ def _layer_norm(node):
         if bias is not None:
             y = xrt.add(y, bias)
         return (y, mean, inv_std)
+
+    def run(x, scale, bias=None):
+        axes = _normalised_axes(axis, x, node)
+        trailing = tuple(x.shape[axes[0]:])
+        if statistics or not (_fits(scale, trailing) and _fits(bias, trailing)):
+            if node.float_dtype is not None and x.dtype == node.float_dtype:
+                x, scale, bias = (None if v is None else xrt.astype(v, xrt.float32)
+                                  for v in (x, scale, bias))
+                return tuple(xrt.astype(v, node.float_dtype) for v in composed(x, scale, bias,
+                                                                              axes))
+            return composed(x, scale, bias, axes)
+        return (xrt.nn.layer_norm(x, trailing, scale, bias, eps=eps), None, None)
     return run
 
 
 def _rms_norm(node):
     axis, eps = node.attr("axis", -1), node.attr("epsilon", 1e-5)
+    statistics = any(node.outputs[1:])  # SimplifiedLayerNormalization's inv_std_var
+    node.computes_in_float32 = not statistics
 
     def run(x, scale, *unused):
         axes = _normalised_axes(axis, x, node)
-        inv_rms = xrt.reciprocal(xrt.sqrt(xrt.add(
-            xrt.mean(xrt.multiply(x, x), axis=axes, keepdims=True), eps)))
-        return (xrt.multiply(xrt.multiply(x, inv_rms), scale), inv_rms)
+        trailing = tuple(x.shape[axes[0]:])
+        if statistics or not _fits(scale, trailing):
+            low = node.float_dtype is not None and x.dtype == node.float_dtype
+            if low:
+                x, scale = xrt.astype(x, xrt.float32), xrt.astype(scale, xrt.float32)
+            inv_rms = xrt.reciprocal(xrt.sqrt(xrt.add(
+                xrt.mean(xrt.multiply(x, x), axis=axes, keepdims=True), eps)))
+            out = (xrt.multiply(xrt.multiply(x, inv_rms), scale), inv_rms)
+            return tuple(xrt.astype(v, node.float_dtype) for v in out) if low else out
+        return (xrt.nn.rms_norm(x, trailing, scale, eps=eps), None)
     return run
 
 

@@ -1,0 +1,22 @@
+// cpp/include/xpuruntime/norm.h: the row operations of attention and transformer blocks as
+// single ops (Note [Row ops] in cpp/src/core/norm_ops.cpp). Each returns x's shape in the
+// promoted real floating dtype; float16 and bfloat16 compute in float32.
+#pragma once
+#include "xpuruntime/tensor.h"
+
+namespace xrt {
+
+/// exp(x - max) / sum(exp(x - max)) along axis (log: x - max - log(sum)); a 0-d x is one
+/// element. IndexError for an axis out of range, TypeError for non-float x.
+Tensor softmax(const Tensor& x, int64_t axis, bool log);
+
+/// (x - mean) / sqrt(var + eps) * weight + bias over the last normalized_ndim axes (mean
+/// and the biased variance of those axes); weight and bias, each optional, have the shape
+/// of those axes.
+Tensor layer_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight,
+                  const Tensor* bias, double eps);
+
+/// x / sqrt(mean(x^2) + eps) * weight over the last normalized_ndim axes.
+Tensor rms_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight, double eps);
+
+}  // namespace xrt

@@ -1,0 +1,111 @@
+// cpp/kernels/xrt/norm.cuh: the row ops (softmax, log_softmax, layer_norm, rms_norm; Note
+// [Row ops] in cpp/src/core/norm_ops.cpp) on CUDA: a group of GROUP threads per row of a
+// contiguous (rows, cols) matrix, a warp (32) for rows of up to 1024 elements, the block
+// (256) for longer ones. Each thread walks its elements of the row in order; the group
+// combines the threads' values with a fixed pattern of shuffles (and, for a block, its
+// warps' values in order), so results do not depend on timing.
+#pragma once
+#include "xrt/common.cuh"
+
+namespace xrt {
+namespace norm {
+
+enum { kSoftmax = 0, kLogSoftmax = 1, kLayerNorm = 2, kRmsNorm = 3 };
+constexpr int kBlock = 256;
+
+template <class T> __device__ __forceinline__ T minus_infinity();
+template <> __device__ __forceinline__ float minus_infinity<float>() {
+  return __int_as_float(0xff800000);
+}
+template <> __device__ __forceinline__ double minus_infinity<double>() {
+  return __longlong_as_double(0xfff0000000000000ll);
+}
+__device__ __forceinline__ float exp_of(float v) { return expf(v); }
+__device__ __forceinline__ double exp_of(double v) { return ::exp(v); }
+__device__ __forceinline__ float log_of(float v) { return logf(v); }
+__device__ __forceinline__ double log_of(double v) { return ::log(v); }
+__device__ __forceinline__ float sqrt_of(float v) { return sqrtf(v); }
+__device__ __forceinline__ double sqrt_of(double v) { return ::sqrt(v); }
+
+struct Max {
+  template <class T> __device__ T operator()(T a, T b) const { return b > a ? b : a; }
+};
+struct Add {
+  template <class T> __device__ T operator()(T a, T b) const { return a + b; }
+};
+
+/// v combined over the group (every thread of it gets the result). GROUP == kBlock: every
+/// thread of the block calls it.
+template <int GROUP, class T, class F> __device__ T group_combine(T v, F f, T* scratch) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  if constexpr (GROUP == 32) {
+    return v;
+  } else {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    __syncthreads();  // the scratch of the previous call is read
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    T r = scratch[0];
+#pragma unroll
+    for (int w = 1; w < GROUP / 32; ++w) r = f(r, scratch[w]);
+    return r;
+  }
+}
+
+/// Row r of y = OP(row r of x); w and b (cols each) may be null; eps for the norms.
+template <class T, int OP, int GROUP>
+__device__ void rows(const T* __restrict__ x, T* __restrict__ y, const T* __restrict__ w,
+                     const T* __restrict__ b, index_t nrows, index_t cols, double eps) {
+  __shared__ T scratch[GROUP / 32];
+  constexpr int kRowsPerBlock = kBlock / GROUP;
+  const index_t t = threadIdx.x % GROUP;
+  for (index_t r = index_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / GROUP; r < nrows;
+       r += index_t(gridDim.x) * kRowsPerBlock) {
+    const T* xr = x + r * cols;
+    T* yr = y + r * cols;
+    if constexpr (OP == kSoftmax || OP == kLogSoftmax) {
+      T m = minus_infinity<T>();
+      for (index_t i = t; i < cols; i += GROUP) m = Max()(m, xr[i]);
+      m = group_combine<GROUP>(m, Max(), scratch);
+      T s = 0;
+      for (index_t i = t; i < cols; i += GROUP) s += exp_of(xr[i] - m);
+      s = group_combine<GROUP>(s, Add(), scratch);
+      if constexpr (OP == kLogSoftmax) {
+        const T ls = log_of(s);
+        for (index_t i = t; i < cols; i += GROUP) yr[i] = (xr[i] - m) - ls;
+      } else {
+        const T inv = T(1) / s;
+        for (index_t i = t; i < cols; i += GROUP) yr[i] = exp_of(xr[i] - m) * inv;
+      }
+    } else {
+      T mean = 0, inv;
+      if constexpr (OP == kRmsNorm) {
+        T q = 0;
+        for (index_t i = t; i < cols; i += GROUP) q += xr[i] * xr[i];
+        q = group_combine<GROUP>(q, Add(), scratch);
+        inv = T(1) / sqrt_of(q / T(cols) + T(eps));
+      } else {
+        T s = 0;
+        for (index_t i = t; i < cols; i += GROUP) s += xr[i];
+        mean = group_combine<GROUP>(s, Add(), scratch) / T(cols);
+        T q = 0;  // the variance from the deviations: no cancellation
+        for (index_t i = t; i < cols; i += GROUP) {
+          T d = xr[i] - mean;
+          q += d * d;
+        }
+        q = group_combine<GROUP>(q, Add(), scratch);
+        inv = T(1) / sqrt_of(q / T(cols) + T(eps));
+      }
+      for (index_t i = t; i < cols; i += GROUP) {
+        T v = (xr[i] - mean) * inv;
+        if (w) v = v * w[i];
+        if (b) v = v + b[i];
+        yr[i] = v;
+      }
+    }
+  }
+}
+
+}  // namespace norm
+}  // namespace xrt

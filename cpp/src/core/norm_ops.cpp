@@ -1,0 +1,136 @@
+// cpp/src/core/norm_ops.cpp: softmax, log_softmax, layer_norm and rms_norm, the row
+// operations of attention and transformer blocks, each one op.
+//
+// Note [Row ops]: each works on rows. x is seen as a matrix (rows, cols) whose cols are the
+// reduced extent: the softmax axis (moved last), or the normalised trailing axes. A kernel
+// gets that matrix contiguous in float32 or float64 (float16 and bfloat16 compute in
+// float32 and round once at the end, as PyTorch and ONNX Runtime do), the weight and bias
+// as contiguous vectors of cols, eps in attrs.value and which of weight and bias are
+// there in attrs.step (bit 0 weight, bit 1 bias, in that order among the inputs). The CPU
+// kernels (cpu/norm_kernels.cpp) take rows in parallel, vectorised per ISA; the CUDA ones
+// (kernels/xrt/norm.cuh) a warp or a block per row. Composed from max, exp, sum and the
+// rest, a softmax is five ops and five passes over the data, a layer norm nine: here each
+// is one pass per statistic over a row that stays in cache.
+#include "xpuruntime/norm.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/linalg_internal.h"
+#include "xpuruntime/dispatcher.h"
+#include "xpuruntime/manipulation.h"
+#include "xpuruntime/ops.h"
+#include "xpuruntime/registry.h"
+
+namespace xrt {
+
+using linalg_detail::name_of;
+
+namespace {
+
+OpId op_id(const char* name) { return KernelRegistry::global().op_id(name); }
+
+/// The dtype a row op computes in: float64 stays, other real floats compute in float32.
+DType compute_dtype(DType dtype, const char* op) {
+  if (!is_floating(dtype))
+    throw TypeError(std::string(op) + " needs real floating-point arrays, got " +
+                    name_of(dtype) + " (convert with astype() first)");
+  return dtype == DType::Float64 ? DType::Float64 : DType::Float32;
+}
+
+Tensor as_rows(const Tensor& t, DType compute) {
+  return contiguous(t.dtype() == compute ? t : astype(t, compute, true));
+}
+
+/// The kernel of op over x (rows, cols) with the vectors, into a new (rows, cols) matrix.
+Tensor run_rows(const char* op, const Tensor& x, const Tensor* weight, const Tensor* bias,
+                double eps) {
+  Tensor out = empty(x.shape(), x.dtype(), x.device());
+  OpAttrs attrs;
+  attrs.value = Scalar::from_float(eps);
+  attrs.step = Scalar::from_int((weight ? 1 : 0) | (bias ? 2 : 0));
+  const Tensor* in[3] = {&x, nullptr, nullptr};
+  int n = 1;
+  if (weight) in[n++] = weight;
+  if (bias) in[n++] = bias;
+  KernelCall call{in, n, &out, 1, &attrs};
+  dispatch(op_id(op), call);
+  return out;
+}
+
+/// r of shape and dtype (a view of the rows matrix, cast back when x was 16-bit).
+Tensor finish(const Tensor& rows, const Dims& shape, DType dtype) {
+  Tensor r = rows.as_strided(shape, contiguous_strides(shape), rows.byte_offset());
+  return r.dtype() == dtype ? r : astype(r, dtype, true);
+}
+
+/// The vector of a layer: shape `trailing` exactly, on x's device.
+void check_vector(const char* op, const char* what, const Tensor& v, const Tensor& x,
+                  const Dims& trailing) {
+  check_same_device(x, v, op);
+  if (!(v.shape() == trailing))
+    throw ValueError(std::string(op) + ": " + what + " must have the normalised shape " +
+                     shape_str(trailing) + ", got " + shape_str(v.shape()));
+}
+
+Tensor norm(const char* op, const Tensor& x, int64_t normalized_ndim, const Tensor* weight,
+            const Tensor* bias, double eps) {
+  if (normalized_ndim < 1 || normalized_ndim > x.ndim())
+    throw ValueError(std::string(op) + ": the normalised axes must be 1 to " +
+                     std::to_string(x.ndim()) + " trailing axes of x (shape " +
+                     shape_str(x.shape()) + "), got " + std::to_string(normalized_ndim));
+  Dims trailing(x.shape().end() - normalized_ndim, x.shape().end());
+  DType dtype = x.dtype();
+  if (weight) {
+    check_vector(op, "weight", *weight, x, trailing);
+    dtype = result_type(dtype, weight->dtype());
+  }
+  if (bias) {
+    check_vector(op, "bias", *bias, x, trailing);
+    dtype = result_type(dtype, bias->dtype());
+  }
+  DType compute = compute_dtype(dtype, op);
+  if (x.numel() == 0) return empty(x.shape(), dtype, x.device());
+  const int64_t cols = shape_numel(trailing);
+  Tensor x2 = as_rows(x, compute);
+  x2 = x2.as_strided(Dims{x.numel() / cols, cols}, Dims{cols, 1}, x2.byte_offset());
+  Tensor w, b;
+  if (weight) w = as_rows(*weight, compute);
+  if (bias) b = as_rows(*bias, compute);
+  Tensor out = run_rows(op, x2, weight ? &w : nullptr, bias ? &b : nullptr, eps);
+  return finish(out, x.shape(), dtype);
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t axis, bool log) {
+  const char* op = log ? "log_softmax" : "softmax";
+  DType compute = compute_dtype(x.dtype(), op);
+  const int nd = std::max(x.ndim(), 1);
+  if (axis < -nd || axis >= nd)
+    throw IndexError(std::string(op) + ": axis " + std::to_string(axis) +
+                     " is out of bounds for an array of " + std::to_string(x.ndim()) +
+                     (x.ndim() == 1 ? " dimension" : " dimensions"));
+  if (x.ndim() == 0)
+    return finish(softmax(reshape(x, Dims{1}, std::nullopt), 0, log), Dims{}, x.dtype());
+  const int a = static_cast<int>(axis < 0 ? axis + nd : axis);
+  if (x.numel() == 0) return empty(x.shape(), x.dtype(), x.device());
+  // The axis last: a view, then the rows matrix (a copy unless it already was contiguous).
+  Tensor moved = a == nd - 1 ? x : moveaxis(x, Dims{a}, Dims{nd - 1});
+  Tensor x2 = as_rows(moved, compute);
+  const int64_t cols = moved.shape().back();
+  x2 = x2.as_strided(Dims{x.numel() / cols, cols}, Dims{cols, 1}, x2.byte_offset());
+  Tensor out = finish(run_rows(op, x2, nullptr, nullptr, 0.0), moved.shape(), x.dtype());
+  return a == nd - 1 ? out : moveaxis(out, Dims{nd - 1}, Dims{a});
+}
+
+Tensor layer_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight,
+                  const Tensor* bias, double eps) {
+  return norm("layer_norm", x, normalized_ndim, weight, bias, eps);
+}
+
+Tensor rms_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight, double eps) {
+  return norm("rms_norm", x, normalized_ndim, weight, nullptr, eps);
+}
+
+}  // namespace xrt

@@ -1,0 +1,129 @@
+// cpp/src/cpu/norm_kernels.cpp: the CPU kernels of the row ops (softmax, log_softmax,
+// layer_norm, rms_norm; Note [Row ops] in core/norm_ops.cpp), built once per target ISA
+// like math_kernels.cpp: this file is the baseline build, norm_kernels_avx2.cpp and
+// norm_kernels_avx512.cpp include it again with -march flags and their own namespace.
+//
+// Rows go to the thread pool in chunks. A row is a few passes over memory that stays in
+// cache: its statistics in kLanes running accumulators (a fixed order: the same bits for
+// any thread count, and loops the compiler vectorises without reassociating), exp through
+// libmvec's SIMD versions (vector_math.h), then one pass that writes the result.
+#include "cpu/vector_math.h"
+// (vector_math.h first: its declarations must precede <cmath>'s uses.)
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/host/thread_pool.h"
+#include "cpu/kernels.h"
+
+#ifndef XRT_ISA_NS
+#define XRT_ISA_NS baseline
+#endif
+
+namespace xrt::cpu::XRT_ISA_NS {
+namespace {
+
+constexpr int kLanes = 16;
+
+template <class T> T row_max(const T* x, int64_t n) {
+  T m[kLanes];
+  for (int j = 0; j < kLanes; ++j) m[j] = -std::numeric_limits<T>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+  for (; i < n; ++i) m[0] = x[i] > m[0] ? x[i] : m[0];
+  T r = m[0];
+  for (int j = 1; j < kLanes; ++j) r = m[j] > r ? m[j] : r;
+  return r;
+}
+
+/// The sum of f(x[i]) in kLanes accumulators, combined in order.
+template <class T, class F> T row_sum(const T* x, int64_t n, F f) {
+  T s[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) s[j] += f(x[i + j]);
+  for (; i < n; ++i) s[0] += f(x[i]);
+  T r = 0;
+  for (int j = 0; j < kLanes; ++j) r += s[j];
+  return r;
+}
+
+template <class T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
+  // A row holding NaN gives NaN everywhere (its exp does); an all -inf row gives NaN, as
+  // exp(x - max) / sum does when composed.
+  const T m = row_max(x, n);
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - m);
+  const T s = row_sum(y, n, [](T v) { return v; });
+  if (log) {
+    const T ls = std::log(s);
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - ls;
+  } else {
+    const T inv = T(1) / s;
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
+
+template <class T>
+void norm_row(const T* x, T* y, int64_t n, const T* w, const T* b, T eps, bool rms) {
+  T mean = 0;
+  T inv;
+  if (rms) {
+    inv = T(1) / std::sqrt(row_sum(x, n, [](T v) { return v * v; }) / T(n) + eps);
+  } else {
+    mean = row_sum(x, n, [](T v) { return v; }) / T(n);
+    // The variance from the deviations (two passes: no cancellation).
+    T var = row_sum(x, n, [mean](T v) { return (v - mean) * (v - mean); }) / T(n);
+    inv = T(1) / std::sqrt(var + eps);
+  }
+  if (w && b)
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * w[i] + b[i];
+  else if (w)
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv * w[i];
+  else if (b)
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv + b[i];
+  else
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv;
+}
+
+/// Rows per task: about 64K elements, at least one row.
+int64_t grain(int64_t cols) { return std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(cols, 1)); }
+
+enum class RowOp { Softmax, LogSoftmax, LayerNorm, RmsNorm };
+
+template <RowOp OP, class T> void run_typed(const KernelCall& call) {
+  const Tensor& x = call.in(0);
+  const int64_t rows = x.shape()[0], cols = x.shape()[1];
+  const T* in = reinterpret_cast<const T*>(x.data());
+  T* out = reinterpret_cast<T*>(call.out().data());
+  const int64_t flags = call.attrs->step.i;
+  const T* w = nullptr;
+  const T* b = nullptr;
+  int next = 1;
+  if (flags & 1) w = reinterpret_cast<const T*>(call.in(next++).data());
+  if (flags & 2) b = reinterpret_cast<const T*>(call.in(next++).data());
+  const T eps = static_cast<T>(call.attrs->value.c.real());
+  host::parallel_for(rows, grain(cols), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T* xr = in + r * cols;
+      T* yr = out + r * cols;
+      if constexpr (OP == RowOp::Softmax || OP == RowOp::LogSoftmax)
+        softmax_row(xr, yr, cols, OP == RowOp::LogSoftmax);
+      else
+        norm_row(xr, yr, cols, w, b, eps, OP == RowOp::RmsNorm);
+    }
+  });
+}
+
+template <RowOp OP> void row_kernel(const KernelCall& call) {
+  if (call.in(0).dtype() == DType::Float64) run_typed<OP, double>(call);
+  else run_typed<OP, float>(call);
+}
+
+}  // namespace
+
+const KernelFnPtr kRowKernels[] = {row_kernel<RowOp::Softmax>, row_kernel<RowOp::LogSoftmax>,
+                                   row_kernel<RowOp::LayerNorm>, row_kernel<RowOp::RmsNorm>};
+
+}  // namespace xrt::cpu::XRT_ISA_NS

@@ -1,0 +1,85 @@
+// cpp/src/cuda/norm_kernels.cpp: the row ops on CUDA (softmax, log_softmax, layer_norm,
+// rms_norm; Note [Row ops] in cpp/src/core/norm_ops.cpp). Device code:
+// cpp/kernels/xrt/norm.cuh. One source per dtype holds the eight kernels (four ops, a
+// warp or a block per row); rows of up to 1024 elements take a warp each.
+#include <string>
+#include <vector>
+
+#include "cuda/codegen.h"
+#include "cuda/jit.h"
+#include "cuda/kernel_check.h"
+#include "cuda/kernels.h"
+#include "cuda/runtime.h"
+#include "xpuruntime/registry.h"
+
+namespace xrt::cuda {
+namespace {
+
+constexpr int kBlock = 256;           // kBlock of norm.cuh
+constexpr int64_t kWarpRowLimit = 1024;  // longer rows take a block
+const char* const kOps[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
+
+std::string kernel_name(int op, int group) {
+  return "xrt_rows_" + std::to_string(op) + "_" + std::to_string(group);
+}
+
+KernelSource rows_source(DType dtype) {
+  const std::string t = device_type(dtype);
+  std::string s = "#include \"xrt/norm.cuh\"\n";
+  for (int op = 0; op < 4; ++op)
+    for (int group : {32, kBlock})
+      s += "extern \"C\" __global__ void __launch_bounds__(256) " + kernel_name(op, group) +
+           "(const " + t + "* x, " + t + "* y, const " + t + "* w, const " + t +
+           "* b, xrt::index_t rows, xrt::index_t cols, double eps) {\n  xrt::norm::rows<" +
+           t + ", " + std::to_string(op) + ", " + std::to_string(group) +
+           ">(x, y, w, b, rows, cols, eps);\n}\n";
+  return {s, {}};
+}
+
+// in(0): x (rows, cols) contiguous float32 or float64; then the weight and bias attrs.step
+// says are there (bit 0, bit 1), each cols contiguous; attrs.value: eps. out: (rows, cols).
+template <int OP> void rows_kernel(const KernelCall& call) {
+  const Tensor& x = call.in(0);
+  const int64_t rows = x.shape()[0], cols = x.shape()[1];
+  if (rows == 0 || cols == 0) return;
+  const int64_t flags = OP >= 2 ? call.attrs->step.i : 0;
+  const void* w = nullptr;
+  const void* b = nullptr;
+  int next = 1;
+  if (flags & 1) w = call.in(next++).data();
+  if (flags & 2) b = call.in(next++).data();
+  double eps = call.attrs->value.c.real();
+  const int device = x.device().index;
+  activate(device);
+  const DType dtype = x.dtype();
+  const int group = cols <= kWarpRowLimit ? 32 : kBlock;
+  const std::string key = std::string("rows/") + device_type(dtype);
+  CUfunction fn = jit_function(device, key, [&] { return rows_source(dtype); },
+                               kernel_name(OP, group));
+  const void* in = x.data();
+  void* out = call.out().data();
+  int64_t n = rows, c = cols;
+  void* params[] = {&in, &out, &w, &b, &n, &c, &eps};
+  launch(fn, {grid_blocks(rows, kBlock / group)}, {kBlock}, 0, current_stream(device), params);
+}
+
+std::vector<KernelSample> rows_samples() {
+  return {{"rows/float", rows_source(DType::Float32)},
+          {"rows/double", rows_source(DType::Float64)}};
+}
+
+}  // namespace
+
+void register_norm_kernels(KernelRegistry& registry) {
+  auto float_rows = [](const DTypeSignature& s) {
+    return s.dtypes[0] == DType::Float32 || s.dtypes[0] == DType::Float64;
+  };
+  const KernelFn fns[] = {rows_kernel<0>, rows_kernel<1>, rows_kernel<2>, rows_kernel<3>};
+  for (int op = 0; op < 4; ++op)
+    registry.add(kernel_info(kOps[op], "nvrtc", fns[op],
+                             "a warp per row (a block past 1024 elements): in-order walks, "
+                             "shuffle trees", float_rows));
+  register_kernel_samples("norm", rows_samples);
+}
+
+}  // namespace xrt::cuda
