@@ -87,8 +87,11 @@ void norm_row(const T* x, T* y, int64_t n, const T* w, const T* b, T eps, bool r
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv;
 }
 
-/// Rows per task: about 64K elements, at least one row.
-int64_t grain(int64_t cols) { return std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(cols, 1)); }
+/// Rows per task: about `elements`, at least one row. A softmax's exp costs more per
+/// element than a norm's arithmetic, so its tasks are smaller.
+int64_t grain(int64_t cols, int64_t elements) {
+  return std::max<int64_t>(1, elements / std::max<int64_t>(cols, 1));
+}
 
 enum class RowOp { Softmax, LogSoftmax, LayerNorm, RmsNorm };
 
@@ -104,11 +107,13 @@ template <RowOp OP, class T> void run_typed(const KernelCall& call) {
   if (flags & 1) w = reinterpret_cast<const T*>(call.in(next++).data());
   if (flags & 2) b = reinterpret_cast<const T*>(call.in(next++).data());
   const T eps = static_cast<T>(call.attrs->value.c.real());
-  host::parallel_for(rows, grain(cols), [&](int64_t begin, int64_t end) {
+  constexpr bool kSoftmax = OP == RowOp::Softmax || OP == RowOp::LogSoftmax;
+  const int64_t per_task = kSoftmax ? int64_t(1) << 12 : int64_t(1) << 15;
+  host::parallel_for(rows, grain(cols, per_task), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const T* xr = in + r * cols;
       T* yr = out + r * cols;
-      if constexpr (OP == RowOp::Softmax || OP == RowOp::LogSoftmax)
+      if constexpr (kSoftmax)
         softmax_row(xr, yr, cols, OP == RowOp::LogSoftmax);
       else
         norm_row(xr, yr, cols, w, b, eps, OP == RowOp::RmsNorm);
