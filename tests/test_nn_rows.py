@@ -158,3 +158,22 @@ def test_cuda_agrees_with_cpu_on_long_rows():
     for fn in (nn.softmax, nn.log_softmax, lambda v: nn.layer_norm(v, 20000),
                lambda v: nn.rms_norm(v, 20000)):
         np.testing.assert_allclose(host(fn(gpu)), host(fn(cpu)), rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.cuda
+def test_the_pytorch_adapters_kernels_leave_xpuruntimes_calls_alone():
+    # The adapter registers kernels under the same op names (one policy steers both); they
+    # must not take xrt.nn's calls, whose weight, bias and eps they would not honour.
+    pytest.importorskip("torch")
+    import xpuruntime.adapters.pytorch  # noqa: F401  (registers its kernels)
+    rng = np.random.default_rng(5)
+    x, w, b = rng.standard_normal((4, 64)), rng.standard_normal(64), rng.standard_normal(64)
+    dev = "cuda:0"
+    xs, ws, bs = (xrt.asarray(a.astype(np.float32), device=dev) for a in (x, w, b))
+    with xrt.explain() as log:
+        ln = nn.layer_norm(xs, 64, ws, bs, eps=1e-3)
+        rms = nn.rms_norm(xs, 64, ws, eps=1e-3)
+    assert [r.kernel for r in log.records if r.op in ("layer_norm", "rms_norm")] == ["nvrtc"] * 2
+    np.testing.assert_allclose(host(ln), ref_norm(x, 1, w, b, 1e-3), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(host(rms), ref_norm(x, 1, w, None, 1e-3, rms=True), rtol=1e-4,
+                               atol=1e-4)

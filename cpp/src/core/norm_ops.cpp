@@ -3,14 +3,14 @@
 //
 // Note [Row ops]: each works on rows. x is seen as a matrix (rows, cols) whose cols are the
 // reduced extent: the softmax axis (moved last), or the normalised trailing axes. A kernel
-// gets that matrix contiguous in float32 or float64 (float16 and bfloat16 compute in
-// float32 and round once at the end, as PyTorch and ONNX Runtime do), the weight and bias
-// as contiguous vectors of cols, eps in attrs.value and which of weight and bias are
-// there in attrs.step (bit 0 weight, bit 1 bias, in that order among the inputs). The CPU
-// kernels (cpu/norm_kernels.cpp) take rows in parallel, vectorised per ISA; the CUDA ones
-// (kernels/xrt/norm.cuh) a warp or a block per row. Composed from max, exp, sum and the
-// rest, a softmax is five ops and five passes over the data, a layer norm nine: here each
-// is one pass per statistic over a row that stays in cache.
+// gets that matrix contiguous in the result's dtype (float16 and bfloat16 rows it computes
+// in float32, rounding once at the end, as PyTorch and ONNX Runtime do), the weight and
+// bias as contiguous vectors of cols in the same dtype, eps in attrs.value and which of
+// weight and bias are there in attrs.step (bit 0 weight, bit 1 bias, in that order among
+// the inputs). The CPU kernels (cpu/norm_kernels.cpp) take rows in parallel, vectorised
+// per ISA; the CUDA ones (kernels/xrt/norm.cuh) a warp or a block per row. Composed from
+// max, exp, sum and the rest, a softmax is five ops and five passes over the data, a layer
+// norm nine: here each is one pass per statistic over a row that stays in cache.
 #include "xpuruntime/norm.h"
 
 #include <algorithm>
@@ -30,12 +30,13 @@ namespace {
 
 OpId op_id(const char* name) { return KernelRegistry::global().op_id(name); }
 
-/// The dtype a row op computes in: float64 stays, other real floats compute in float32.
+/// The dtype of a row op's operands: x's, a real floating one (the kernels compute 16-bit
+/// rows in float32 themselves).
 DType compute_dtype(DType dtype, const char* op) {
   if (!is_floating(dtype))
     throw TypeError(std::string(op) + " needs real floating-point arrays, got " +
                     name_of(dtype) + " (convert with astype() first)");
-  return dtype == DType::Float64 ? DType::Float64 : DType::Float32;
+  return dtype;
 }
 
 Tensor as_rows(const Tensor& t, DType compute) {
@@ -58,10 +59,9 @@ Tensor run_rows(const char* op, const Tensor& x, const Tensor* weight, const Ten
   return out;
 }
 
-/// r of shape and dtype (a view of the rows matrix, cast back when x was 16-bit).
-Tensor finish(const Tensor& rows, const Dims& shape, DType dtype) {
-  Tensor r = rows.as_strided(shape, contiguous_strides(shape), rows.byte_offset());
-  return r.dtype() == dtype ? r : astype(r, dtype, true);
+/// The rows matrix as a contiguous array of shape.
+Tensor shaped(const Tensor& rows, const Dims& shape) {
+  return rows.as_strided(shape, contiguous_strides(shape), rows.byte_offset());
 }
 
 /// The vector of a layer: shape `trailing` exactly, on x's device.
@@ -98,7 +98,7 @@ Tensor norm(const char* op, const Tensor& x, int64_t normalized_ndim, const Tens
   if (weight) w = as_rows(*weight, compute);
   if (bias) b = as_rows(*bias, compute);
   Tensor out = run_rows(op, x2, weight ? &w : nullptr, bias ? &b : nullptr, eps);
-  return finish(out, x.shape(), dtype);
+  return shaped(out, x.shape());
 }
 
 }  // namespace
@@ -112,7 +112,7 @@ Tensor softmax(const Tensor& x, int64_t axis, bool log) {
                      " is out of bounds for an array of " + std::to_string(x.ndim()) +
                      (x.ndim() == 1 ? " dimension" : " dimensions"));
   if (x.ndim() == 0)
-    return finish(softmax(reshape(x, Dims{1}, std::nullopt), 0, log), Dims{}, x.dtype());
+    return shaped(softmax(reshape(x, Dims{1}, std::nullopt), 0, log), Dims{});
   const int a = static_cast<int>(axis < 0 ? axis + nd : axis);
   if (x.numel() == 0) return empty(x.shape(), x.dtype(), x.device());
   // The axis last: a view, then the rows matrix (a copy unless it already was contiguous).
@@ -120,7 +120,7 @@ Tensor softmax(const Tensor& x, int64_t axis, bool log) {
   Tensor x2 = as_rows(moved, compute);
   const int64_t cols = moved.shape().back();
   x2 = x2.as_strided(Dims{x.numel() / cols, cols}, Dims{cols, 1}, x2.byte_offset());
-  Tensor out = finish(run_rows(op, x2, nullptr, nullptr, 0.0), moved.shape(), x.dtype());
+  Tensor out = shaped(run_rows(op, x2, nullptr, nullptr, 0.0), moved.shape());
   return a == nd - 1 ? out : moveaxis(out, Dims{nd - 1}, Dims{a});
 }
 

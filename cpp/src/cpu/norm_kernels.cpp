@@ -3,7 +3,8 @@
 // like math_kernels.cpp: this file is the baseline build, norm_kernels_avx2.cpp and
 // norm_kernels_avx512.cpp include it again with -march flags and their own namespace.
 //
-// Rows go to the thread pool in chunks. A row is a few passes over memory that stays in
+// Rows go to the thread pool in chunks; float16 and bfloat16 rows are computed in float
+// buffers. A row is a few passes over memory that stays in
 // cache: its statistics in kLanes running accumulators (a fixed order: the same bits for
 // any thread count, and loops the compiler vectorises without reassociating), exp through
 // libmvec's SIMD versions (vector_math.h), then one pass that writes the result.
@@ -13,9 +14,12 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "core/host/thread_pool.h"
 #include "cpu/kernels.h"
+#include "xpuruntime/half.h"
 
 #ifndef XRT_ISA_NS
 #define XRT_ISA_NS baseline
@@ -95,35 +99,58 @@ int64_t grain(int64_t cols, int64_t elements) {
 
 enum class RowOp { Softmax, LogSoftmax, LayerNorm, RmsNorm };
 
-template <RowOp OP, class T> void run_typed(const KernelCall& call) {
+template <RowOp OP, class T> void run_row(const T* x, T* y, int64_t n, const T* w, const T* b,
+                                          T eps) {
+  if constexpr (OP == RowOp::Softmax || OP == RowOp::LogSoftmax)
+    softmax_row(x, y, n, OP == RowOp::LogSoftmax);
+  else
+    norm_row(x, y, n, w, b, eps, OP == RowOp::RmsNorm);
+}
+
+/// S: the stored type; C: the computing one (float for float16 and bfloat16, whose rows go
+/// through float buffers).
+template <RowOp OP, class S, class C> void run_typed(const KernelCall& call) {
   const Tensor& x = call.in(0);
   const int64_t rows = x.shape()[0], cols = x.shape()[1];
-  const T* in = reinterpret_cast<const T*>(x.data());
-  T* out = reinterpret_cast<T*>(call.out().data());
+  const S* in = reinterpret_cast<const S*>(x.data());
+  S* out = reinterpret_cast<S*>(call.out().data());
   const int64_t flags = call.attrs->step.i;
-  const T* w = nullptr;
-  const T* b = nullptr;
+  const S* ws = nullptr;
+  const S* bs = nullptr;
   int next = 1;
-  if (flags & 1) w = reinterpret_cast<const T*>(call.in(next++).data());
-  if (flags & 2) b = reinterpret_cast<const T*>(call.in(next++).data());
-  const T eps = static_cast<T>(call.attrs->value.c.real());
+  if (flags & 1) ws = reinterpret_cast<const S*>(call.in(next++).data());
+  if (flags & 2) bs = reinterpret_cast<const S*>(call.in(next++).data());
+  const C eps = static_cast<C>(call.attrs->value.c.real());
   constexpr bool kSoftmax = OP == RowOp::Softmax || OP == RowOp::LogSoftmax;
   const int64_t per_task = kSoftmax ? int64_t(1) << 12 : int64_t(1) << 15;
-  host::parallel_for(rows, grain(cols, per_task), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const T* xr = in + r * cols;
-      T* yr = out + r * cols;
-      if constexpr (kSoftmax)
-        softmax_row(xr, yr, cols, OP == RowOp::LogSoftmax);
-      else
-        norm_row(xr, yr, cols, w, b, eps, OP == RowOp::RmsNorm);
-    }
-  });
+  if constexpr (std::is_same_v<S, C>) {
+    host::parallel_for(rows, grain(cols, per_task), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r)
+        run_row<OP>(in + r * cols, out + r * cols, cols, ws, bs, eps);
+    });
+  } else {
+    std::vector<C> wc(ws ? cols : 0), bc(bs ? cols : 0);
+    for (int64_t i = 0; i < int64_t(wc.size()); ++i) wc[i] = C(ws[i]);
+    for (int64_t i = 0; i < int64_t(bc.size()); ++i) bc[i] = C(bs[i]);
+    host::parallel_for(rows, grain(cols, per_task), [&](int64_t begin, int64_t end) {
+      std::vector<C> xr(cols), yr(cols);
+      for (int64_t r = begin; r < end; ++r) {
+        for (int64_t i = 0; i < cols; ++i) xr[i] = C(in[r * cols + i]);
+        run_row<OP>(xr.data(), yr.data(), cols, ws ? wc.data() : nullptr,
+                    bs ? bc.data() : nullptr, eps);
+        for (int64_t i = 0; i < cols; ++i) out[r * cols + i] = S(yr[i]);
+      }
+    });
+  }
 }
 
 template <RowOp OP> void row_kernel(const KernelCall& call) {
-  if (call.in(0).dtype() == DType::Float64) run_typed<OP, double>(call);
-  else run_typed<OP, float>(call);
+  switch (call.in(0).dtype()) {
+    case DType::Float64: return run_typed<OP, double, double>(call);
+    case DType::Float16: return run_typed<OP, Float16, float>(call);
+    case DType::BFloat16: return run_typed<OP, BFloat16, float>(call);
+    default: return run_typed<OP, float, float>(call);
+  }
 }
 
 }  // namespace

@@ -73,11 +73,9 @@ void cpu::register_kernels(KernelRegistry& r) {
   for (int i = 0; i < num_binary_ops(); ++i)
     add_elementwise(binary_info(static_cast<BinaryOp>(i)), cpu::kBinaryKernels[i],
                     cpu::baseline::kBinaryMath[i], [i](const Variant& v) { return v.binary[i]; });
-  // The row ops (Note [Row ops] in core/norm_ops.cpp): float32 and float64 rows.
+  // The row ops (Note [Row ops] in core/norm_ops.cpp): rows of a real floating dtype.
   const char* row_ops[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
-  auto float_rows = [](const DTypeSignature& s) {
-    return s.dtypes[0] == DType::Float32 || s.dtypes[0] == DType::Float64;
-  };
+  auto float_rows = [](const DTypeSignature& s) { return is_floating(s.dtypes[0]); };
   for (int i = 0; i < 4; ++i) {
     r.add(cpu::kernel_info(row_ops[i], "native", cpu::baseline::kRowKernels[i],
                            "a row per task, statistics in 16 running accumulators", float_rows));

@@ -53,7 +53,28 @@ def choose(op, inputs, output_like, supported):
     # On torch's stream: importing a tensor then needs no wait between streams (a wait on
     # a capturing stream from outside the capture would break a graph capture).
     with _kernels.torch_stream(torch, output_like.device.index):
-        return _core._select_kernel(op, [_xrt(t) for t in inputs], [_xrt(output_like)])
+        _choosing.active = True
+        try:
+            return _core._select_kernel(op, [_xrt(t) for t in inputs], [_xrt(output_like)])
+        finally:
+            _choosing.active = False
+
+
+# Note [Adapter kernels in the registry]: the adapter's kernels share their op names with
+# xpuruntime's own ops (``layer_norm``, ``rms_norm``), so that one policy steers both; but
+# they run on torch tensors through the adapter's own calls, and the registry sees them only
+# while the adapter chooses (``_choosing``). Anywhere else (``xrt.nn.layer_norm``'s dispatch,
+# whose kernels take the weight, bias and eps the adapter's runners do not) they decline,
+# and xpuruntime's kernels run.
+_choosing = threading.local()
+
+
+def _while_choosing(supports=None):
+    def check(*args, **kwargs):
+        if not getattr(_choosing, "active", False):
+            return False
+        return supports is None or supports(*args, **kwargs)
+    return check
 
 
 _OURS = {"attention": "flash_v2", "layer_norm": "fused", "rms_norm": "fused"}
@@ -339,10 +360,11 @@ def _norm_kernel(rms, fused):
 _REGISTERED = (
     ("attention", "flash_v2", _attention_flash, _attention_kernel_supports, 10),
     ("attention", "torch", _attention_torch, None, 0),
-    ("layer_norm", "fused", _norm_kernel(False, True), _norm_kernel_supports, 10),
-    ("layer_norm", "torch", _norm_kernel(False, False), None, 0),
-    ("rms_norm", "fused", _norm_kernel(True, True), _norm_kernel_supports, 10),
-    ("rms_norm", "torch", _norm_kernel(True, False), None, 0),
+    # Note [Adapter kernels in the registry]; "torch" above xpuruntime's own (priority 0).
+    ("layer_norm", "fused", _norm_kernel(False, True), _while_choosing(_norm_kernel_supports), 10),
+    ("layer_norm", "torch", _norm_kernel(False, False), _while_choosing(), 1),
+    ("rms_norm", "fused", _norm_kernel(True, True), _while_choosing(_norm_kernel_supports), 10),
+    ("rms_norm", "torch", _norm_kernel(True, False), _while_choosing(), 1),
 )
 
 
