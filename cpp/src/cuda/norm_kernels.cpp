@@ -1,8 +1,7 @@
 // cpp/src/cuda/norm_kernels.cpp: the row ops on CUDA (softmax, log_softmax, layer_norm,
 // rms_norm; Note [Row ops] in cpp/src/core/norm_ops.cpp). Device code:
-// cpp/kernels/xrt/norm.cuh. One source per dtype holds twenty kernels: for each op, a warp
-// per row held in registers for rows of up to 128, 256, 512 and 1024 elements, and a block
-// per longer row.
+// cpp/kernels/xrt/norm.cuh. One source per dtype holds the eight kernels (four ops, a
+// warp or a block per row); rows of up to 1024 elements take a warp each.
 #include <string>
 #include <vector>
 
@@ -16,35 +15,24 @@
 namespace xrt::cuda {
 namespace {
 
-constexpr int kBlock = 256;  // kBlock of norm.cuh
+constexpr int kBlock = 256;              // kBlock of norm.cuh
+constexpr int64_t kWarpRowLimit = 1024;  // longer rows take a block
 const char* const kOps[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
-const int kWarpElements[] = {4, 8, 16, 32};  // V of warp_rows: rows of up to 32 V elements
 
-/// V of the warp kernel for rows of cols, 0 for the block kernel.
-int warp_elements(int64_t cols) {
-  for (int v : kWarpElements)
-    if (cols <= 32 * v) return v;
-  return 0;
-}
-
-std::string kernel_name(int op, int v) {
-  return "xrt_rows_" + std::to_string(op) + (v ? "_w" + std::to_string(v) : "_b");
+std::string kernel_name(int op, int group) {
+  return "xrt_rows_" + std::to_string(op) + "_" + std::to_string(group);
 }
 
 KernelSource rows_source(DType dtype) {
   const std::string t = device_type(dtype);
-  const std::string params = "(const " + t + "* x, " + t + "* y, const " + t + "* w, const " +
-                             t + "* b, xrt::index_t rows, xrt::index_t cols, double eps)";
   std::string s = "#include \"xrt/norm.cuh\"\n";
-  for (int op = 0; op < 4; ++op) {
-    const std::string o = std::to_string(op);
-    for (int v : kWarpElements)
-      s += "extern \"C\" __global__ void __launch_bounds__(256) " + kernel_name(op, v) +
-           params + " {\n  xrt::norm::warp_rows<" + t + ", " + o + ", " + std::to_string(v) +
+  for (int op = 0; op < 4; ++op)
+    for (int group : {32, kBlock})
+      s += "extern \"C\" __global__ void __launch_bounds__(256) " + kernel_name(op, group) +
+           "(const " + t + "* x, " + t + "* y, const " + t + "* w, const " + t +
+           "* b, xrt::index_t rows, xrt::index_t cols, double eps) {\n  xrt::norm::rows<" +
+           t + ", " + std::to_string(op) + ", " + std::to_string(group) +
            ">(x, y, w, b, rows, cols, eps);\n}\n";
-    s += "extern \"C\" __global__ void __launch_bounds__(256) " + kernel_name(op, 0) + params +
-         " {\n  xrt::norm::rows<" + t + ", " + o + ", 256>(x, y, w, b, rows, cols, eps);\n}\n";
-  }
   return {s, {}};
 }
 
@@ -64,16 +52,15 @@ template <int OP> void rows_kernel(const KernelCall& call) {
   const int device = x.device().index;
   activate(device);
   const DType dtype = x.dtype();
-  const int v = warp_elements(cols);
+  const int group = cols <= kWarpRowLimit ? 32 : kBlock;
   const std::string key = std::string("rows/") + device_type(dtype);
   CUfunction fn = jit_function(device, key, [&] { return rows_source(dtype); },
-                               kernel_name(OP, v));
+                               kernel_name(OP, group));
   const void* in = x.data();
   void* out = call.out().data();
   int64_t n = rows, c = cols;
   void* params[] = {&in, &out, &w, &b, &n, &c, &eps};
-  launch(fn, {grid_blocks(rows, v ? kBlock / 32 : 1)}, {kBlock}, 0, current_stream(device),
-         params);
+  launch(fn, {grid_blocks(rows, kBlock / group)}, {kBlock}, 0, current_stream(device), params);
 }
 
 std::vector<KernelSample> rows_samples() {
@@ -90,8 +77,8 @@ void register_norm_kernels(KernelRegistry& registry) {
   const KernelFn fns[] = {rows_kernel<0>, rows_kernel<1>, rows_kernel<2>, rows_kernel<3>};
   for (int op = 0; op < 4; ++op)
     registry.add(kernel_info(kOps[op], "nvrtc", fns[op],
-                             "a warp per row held in registers (a block per row past 1024 "
-                             "elements): in-order walks, shuffle trees", float_rows));
+                             "a warp per row (a block past 1024 elements): in-order walks, "
+                             "shuffle trees", float_rows));
   register_kernel_samples("norm", rows_samples);
 }
 
