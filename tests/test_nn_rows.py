@@ -3,11 +3,9 @@ rms_norm) on CPU and CUDA against NumPy in float64: every floating dtype, each a
 short rows, strided inputs, with and without weight and bias, NaN and infinities, empty and
 0-d inputs, the fused kernels named in explain, and clear errors."""
 
-import math
 
 import numpy as np
 import pytest
-
 import xpuruntime as xrt
 from xpuruntime import nn
 

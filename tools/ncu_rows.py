@@ -13,11 +13,9 @@ profiles exactly one call per library and case. The timings are the benchmarks' 
 """
 
 import argparse
-import ctypes
 import sys
 
 import numpy as np
-
 import xpuruntime as xrt
 
 try:

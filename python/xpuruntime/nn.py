@@ -10,10 +10,10 @@ with the bias and activation applied in place. See Note [Fused linear] in
 ``cpp/src/core/linear_ops.cpp``.
 """
 
+import operator
+
 from . import _core
 from .special import erf, gelu
-
-import operator
 
 __all__ = ["erf", "gelu", "layer_norm", "linear", "log_softmax", "relu", "rms_norm", "softmax"]
 
