@@ -30,6 +30,7 @@ FAMILIES=(
   tests/test_native_engine_cuda.py          # the native inference engine on CUDA
   tests/test_special.py                     # erf, gelu
   tests/test_nn_linear.py                   # cuBLASLt epilogues
+  tests/test_nn_rows.py                     # softmax, layer_norm, rms_norm
   tests/test_profiler_cuda.py               # events, device times
 )
 # Note: this test loads cuFFT in a child process with a 120 s limit, which a child under
