@@ -87,4 +87,13 @@ unsigned grid_blocks(int64_t n, int64_t per_block, unsigned max_blocks) {
   return static_cast<unsigned>(std::min<int64_t>(blocks, max_blocks));
 }
 
+int tile_items(int fallback, int multiple_of) {
+  const char* env = std::getenv("XPURUNTIME_CUDA_TILE_ITEMS");
+  if (!env || !*env) return fallback;
+  char* end = nullptr;
+  long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < 4 || v > 32 || v % 4 != 0 || v % multiple_of != 0) return fallback;
+  return static_cast<int>(v);
+}
+
 }  // namespace xrt::cuda

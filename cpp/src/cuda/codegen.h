@@ -45,6 +45,11 @@ unsigned grid_blocks(int64_t n, int64_t per_block, unsigned max_blocks = 1u << 2
 /// UnsupportedOperationError naming `what` when the count does not fit.
 unsigned grid_dim(int64_t blocks, char axis, const char* what);
 
+/// Items per thread of a tile kernel (the scans' tiles, nonzero's compaction): `fallback`,
+/// unless XPURUNTIME_CUDA_TILE_ITEMS (read per call, for benchmarks that sweep it) names a
+/// multiple of `multiple_of` from 4 to 32.
+int tile_items(int fallback, int multiple_of = 1);
+
 inline int64_t ceil_div(int64_t n, int64_t by) { return (n + by - 1) / by; }
 /// n rounded up to a multiple of `to` (scratch buffers carved at aligned offsets).
 inline int64_t round_up(int64_t n, int64_t to) { return ceil_div(n, to) * to; }
