@@ -61,7 +61,10 @@ def test_transformer_matches_pytorch(device, transformer):
         xt = np.ascontiguousarray(x[:, :tokens])
         got = run_native(model, {"x": xt}, device, engine=engine)[0]
         np.testing.assert_allclose(got, _torch(module, xt), rtol=1e-4, atol=1e-4)
-    assert any(f["fusion"] == "gelu" for f in engine.explain()["fusions"])
+    fusions = [f["fusion"] for f in engine.explain()["fusions"]]
+    assert "gelu" in fusions
+    # Every residual add before a LayerNorm (the norms share weights through Identity).
+    assert fusions.count("add_norm") == 2 * len(module.blocks)
 
 
 def test_cnn_matches_pytorch(device, cnn):

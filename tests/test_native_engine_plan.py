@@ -257,3 +257,43 @@ def test_profile_times_every_node():
     for _ in range(2):
         run_native(_linear(), {"x": np.ones((1, 4), np.float32)}, engine=engine)
     assert all(n["seconds"] > 0 for n in engine.explain()["nodes"])
+
+
+@pytest.mark.parametrize("norm", ["LayerNormalization", "RMSNormalization"])
+def test_add_norm_fusion_keeps_the_residual_stream(device, norm):
+    # h = x + y is normalised and also goes on (z = h + 1): one AddNorm gives both.
+    r = np.random.default_rng(6)
+    x, y = (r.standard_normal((2, 3, 8)).astype(np.float32) for _ in range(2))
+    init = {"s": r.standard_normal(8).astype(np.float32),
+            "b": r.standard_normal(8).astype(np.float32), "one": np.ones((), np.float32)}
+    inputs = ["h", "s", "b"] if norm == "LayerNormalization" else ["h", "s"]
+    nodes = [helper.make_node("Add", ["x", "y"], ["h"], name="residual"),
+             helper.make_node(norm, inputs, ["n"], axis=-1, epsilon=1e-5, name="norm"),
+             helper.make_node("Add", ["h", "one"], ["z"], name="onwards")]
+    model = make_model(nodes, {"x": x, "y": y}, {"n": (TensorProto.FLOAT, [2, 3, 8]),
+                                                 "z": (TensorProto.FLOAT, [2, 3, 8])},
+                       init, opset=17 if norm == "LayerNormalization" else 23)
+    engine = native_engine(model, device)
+    assert [n.op_type for n in engine.plan.nodes] == ["AddNorm", "Add"]
+    assert engine.explain()["fusions"] == [{"fusion": "add_norm", "into": "residual",
+                                            "nodes": ["residual", "norm"]}]
+    got = run_native(model, {"x": x, "y": y}, device, engine=engine)
+    plain = run_native(model, {"x": x, "y": y}, device, fusions=())
+    for a, b in zip(got, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    kernels = [k["op"] for n in engine.explain()["nodes"] for k in n["kernels"]]
+    assert ("layer_norm" if norm == "LayerNormalization" else "rms_norm") in kernels
+
+
+def test_add_norm_fusion_falls_back_on_a_broadcasting_add():
+    r = np.random.default_rng(7)
+    x, y = r.standard_normal((2, 3, 8)).astype(np.float32), r.standard_normal((3, 8)).astype(
+        np.float32)
+    nodes = [helper.make_node("Add", ["x", "y"], ["h"]),
+             helper.make_node("LayerNormalization", ["h", "s"], ["n"], axis=-1)]
+    model = make_model(nodes, {"x": x, "y": y}, {"n": (TensorProto.FLOAT, [2, 3, 8])},
+                       {"s": np.ones(8, np.float32)}, opset=17)
+    assert [n.op_type for n in native_engine(model).plan.nodes] == ["AddNorm"]
+    got = run_native(model, {"x": x, "y": y})[0]
+    np.testing.assert_allclose(got, run_reference(model, {"x": x, "y": y})[0], rtol=1e-5,
+                               atol=1e-5)

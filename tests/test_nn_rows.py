@@ -175,3 +175,29 @@ def test_the_pytorch_adapters_kernels_leave_xpuruntimes_calls_alone():
     np.testing.assert_allclose(host(ln), ref_norm(x, 1, w, b, 1e-3), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(host(rms), ref_norm(x, 1, w, None, 1e-3, rms=True), rtol=1e-4,
                                atol=1e-4)
+
+
+@pytest.mark.parametrize("rms", [False, True])
+@pytest.mark.parametrize("dtype", list(TOLERANCE))
+def test_add_norm_is_the_add_then_the_norm(device, rms, dtype):
+    t, x = operand((3, 5, 40), dtype, device, seed=8)
+    u, _ = operand((3, 5, 40), dtype, device, seed=9)
+    w = xrt.astype(xrt.asarray(np.linspace(0.5, 1.5, 40), device=device), t.dtype)
+    b = xrt.astype(xrt.asarray(np.linspace(-1, 1, 40), device=device), t.dtype)
+    if rms:
+        y, total = nn.add_rms_norm(t, u, 40, w, eps=1e-5)
+        expected = nn.rms_norm(xrt.add(t, u), 40, w, eps=1e-5)
+    else:
+        y, total = nn.add_layer_norm(t, u, 40, w, b, eps=1e-5)
+        expected = nn.layer_norm(xrt.add(t, u), 40, w, b, eps=1e-5)
+    # The sum rounds as the Add does, and the norm reads it: the two ops' results exactly.
+    assert np.array_equal(host(total), host(xrt.add(t, u)))
+    assert np.array_equal(host(y), host(expected))
+
+
+def test_add_norm_errors(device):
+    t = xrt.ones((2, 3), device=device)
+    with pytest.raises(ValueError, match="residual must have x's shape"):
+        nn.add_layer_norm(t, xrt.ones((3,), device=device), 3)
+    with pytest.raises(ValueError, match="trailing dimensions"):
+        nn.add_rms_norm(t, t, 2)

@@ -1,5 +1,6 @@
 // cpp/bindings/convert.cpp: Python values to tensors (asarray and friends) and the
 // namespace functions of the foundation (creation, matmul, astype).
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
 #include <cstring>
@@ -400,6 +401,16 @@ void bind_convert(nb::module_& m) {
     if (!weight.is_none()) w = tensor_arg(weight, "rms_norm: weight");
     return rms_norm(xt, ndim, w ? &*w : nullptr, eps);
   }, nb::arg("x"), nb::arg("normalized_ndim"), nb::arg("weight").none(), nb::arg("eps"));
+  m.def("_add_norm", [](nb::handle x, nb::handle residual, int64_t ndim, nb::handle weight,
+                        nb::handle bias, double eps, bool rms) {
+    const char* op = rms ? "rms_norm" : "layer_norm";
+    Tensor xt = tensor_arg(x, op), rt = tensor_arg(residual, op);
+    std::optional<Tensor> w, b;
+    if (!weight.is_none()) w = tensor_arg(weight, op);
+    if (!bias.is_none()) b = tensor_arg(bias, op);
+    return add_norm(xt, rt, ndim, w ? &*w : nullptr, b ? &*b : nullptr, eps, rms);
+  }, nb::arg("x"), nb::arg("residual"), nb::arg("normalized_ndim"), nb::arg("weight").none(),
+     nb::arg("bias").none(), nb::arg("eps"), nb::arg("rms"));
   m.def("astype", [](nb::handle x, nb::handle dtype, bool copy, nb::handle device) {
     Tensor t = tensor_arg(x, "astype: x");
     if (std::optional<Device> d = optional_device_arg(device)) t = to_device(t, *d);

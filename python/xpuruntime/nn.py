@@ -15,7 +15,8 @@ import operator
 from . import _core
 from .special import erf, gelu
 
-__all__ = ["erf", "gelu", "layer_norm", "linear", "log_softmax", "relu", "rms_norm", "softmax"]
+__all__ = ["add_layer_norm", "add_rms_norm", "erf", "gelu", "layer_norm", "linear",
+           "log_softmax", "relu", "rms_norm", "softmax"]
 
 _ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3}
 
@@ -102,3 +103,24 @@ def rms_norm(x, normalized_shape, weight=None, eps=None):
         except (AttributeError, TypeError, ValueError):
             eps = 1e-6  # not a float array: the op says what is wrong
     return _core._rms_norm(x, n, weight, _eps(eps, "rms_norm"))
+
+
+def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """``(layer_norm(x + residual), x + residual)`` in one kernel: a transformer block's
+    residual add and the norm after it (the sum rounded to the dtype before the norm reads
+    it, as the two ops would); x and residual of one shape."""
+    n = _normalized_ndim(x, normalized_shape, "layer_norm")
+    return _core._add_norm(x, residual, n, weight, bias, _eps(eps, "layer_norm"), False)
+
+
+def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None):
+    """``(rms_norm(x + residual), x + residual)`` in one kernel; eps None is the machine
+    epsilon of x's dtype."""
+    n = _normalized_ndim(x, normalized_shape, "rms_norm")
+    if eps is None:
+        from ._array_api._data_type_functions import finfo
+        try:
+            eps = finfo(x.dtype).eps
+        except (AttributeError, TypeError, ValueError):
+            eps = 1e-6
+    return _core._add_norm(x, residual, n, weight, None, _eps(eps, "rms_norm"), True)

@@ -2,6 +2,8 @@
 // single ops (Note [Row ops] in cpp/src/core/norm_ops.cpp). Each returns x's shape in the
 // promoted real floating dtype; float16 and bfloat16 compute in float32.
 #pragma once
+#include <utility>
+
 #include "xpuruntime/tensor.h"
 
 namespace xrt {
@@ -18,5 +20,12 @@ Tensor layer_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight
 
 /// x / sqrt(mean(x^2) + eps) * weight over the last normalized_ndim axes.
 Tensor rms_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight, double eps);
+
+/// (norm(x + residual), x + residual): a transformer block's residual add and the norm
+/// after it in one kernel (layer_norm, or rms_norm when rms, which takes no bias); the sum
+/// is rounded to the result's dtype before the norm reads it, as the two ops would.
+std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& residual,
+                                   int64_t normalized_ndim, const Tensor* weight,
+                                   const Tensor* bias, double eps, bool rms);
 
 }  // namespace xrt

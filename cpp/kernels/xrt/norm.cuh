@@ -62,17 +62,20 @@ template <> struct Compute<double> { typedef double type; };
 
 /// Row r of y = OP(row r of x); w and b (cols each) may be null; eps for the norms. S: the
 /// stored type (float16 and bfloat16 compute in float: loads widen, stores round once).
+/// A norm with a residual r writes x + r (rounded to S) to s and normalises that: each
+/// thread reads back only the elements it wrote.
 template <class S, int OP, int GROUP>
 __device__ void rows(const S* __restrict__ x, S* __restrict__ y, const S* __restrict__ w,
-                     const S* __restrict__ b, index_t nrows, index_t cols, double eps) {
+                     const S* __restrict__ b, const S* __restrict__ r, S* s, index_t nrows,
+                     index_t cols, double eps) {
   typedef typename Compute<S>::type T;
   __shared__ T scratch[GROUP / 32];
   constexpr int kRowsPerBlock = kBlock / GROUP;
   const index_t t = threadIdx.x % GROUP;
-  for (index_t r = index_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / GROUP; r < nrows;
-       r += index_t(gridDim.x) * kRowsPerBlock) {
-    const S* xr = x + r * cols;
-    S* yr = y + r * cols;
+  for (index_t row = index_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / GROUP; row < nrows;
+       row += index_t(gridDim.x) * kRowsPerBlock) {
+    const S* xr = x + row * cols;
+    S* yr = y + row * cols;
     if constexpr (OP == kSoftmax || OP == kLogSoftmax) {
       T m = minus_infinity<T>();
       for (index_t i = t; i < cols; i += GROUP) m = Max()(m, T(xr[i]));
@@ -88,6 +91,12 @@ __device__ void rows(const S* __restrict__ x, S* __restrict__ y, const S* __rest
         for (index_t i = t; i < cols; i += GROUP) yr[i] = S(exp_of(T(xr[i]) - m) * inv);
       }
     } else {
+      if (r) {  // the sum first, as the Add would write it; then its norm
+        S* sr = s + row * cols;
+        const S* rr = r + row * cols;
+        for (index_t i = t; i < cols; i += GROUP) sr[i] = S(T(xr[i]) + T(rr[i]));
+        xr = sr;
+      }
       T mean = 0, inv;
       if constexpr (OP == kRmsNorm) {
         T q = 0;

@@ -7,10 +7,12 @@
 // in float32, rounding once at the end, as PyTorch and ONNX Runtime do), the weight and
 // bias as contiguous vectors of cols in the same dtype, eps in attrs.value and which of
 // weight and bias are there in attrs.step (bit 0 weight, bit 1 bias, in that order among
-// the inputs). The CPU kernels (cpu/norm_kernels.cpp) take rows in parallel, vectorised
-// per ISA; the CUDA ones (kernels/xrt/norm.cuh) a warp or a block per row. Composed from
-// max, exp, sum and the rest, a softmax is five ops and five passes over the data, a layer
-// norm nine: here each is one pass per statistic over a row that stays in cache.
+// the inputs). With bit 2 (add_norm) a residual comes right after x: the kernel writes
+// x + residual, rounded to the dtype, as a second output and normalises that. The CPU
+// kernels (cpu/norm_kernels.cpp) take rows in parallel, vectorised per ISA; the CUDA ones
+// (kernels/xrt/norm.cuh) a warp or a block per row. Composed from max, exp, sum and the
+// rest, a softmax is five ops and five passes over the data, a layer norm nine: here each
+// is one pass per statistic over a row that stays in cache.
 #include "xpuruntime/norm.h"
 
 #include <algorithm>
@@ -43,20 +45,24 @@ Tensor as_rows(const Tensor& t, DType compute) {
   return contiguous(t.dtype() == compute ? t : astype(t, compute, true));
 }
 
-/// The kernel of op over x (rows, cols) with the vectors, into a new (rows, cols) matrix.
-Tensor run_rows(const char* op, const Tensor& x, const Tensor* weight, const Tensor* bias,
-                double eps) {
-  Tensor out = empty(x.shape(), x.dtype(), x.device());
+/// The kernel of op over x (rows, cols) with the vectors, into a new (rows, cols) matrix;
+/// with a residual, x + residual too, into *sum.
+Tensor run_rows(const char* op, const Tensor& x, const Tensor* residual, const Tensor* weight,
+                const Tensor* bias, double eps, Tensor* sum = nullptr) {
+  Tensor outs[2] = {empty(x.shape(), x.dtype(), x.device()), Tensor()};
+  if (residual) outs[1] = empty(x.shape(), x.dtype(), x.device());
   OpAttrs attrs;
   attrs.value = Scalar::from_float(eps);
-  attrs.step = Scalar::from_int((weight ? 1 : 0) | (bias ? 2 : 0));
-  const Tensor* in[3] = {&x, nullptr, nullptr};
+  attrs.step = Scalar::from_int((weight ? 1 : 0) | (bias ? 2 : 0) | (residual ? 4 : 0));
+  const Tensor* in[4] = {&x, nullptr, nullptr, nullptr};
   int n = 1;
+  if (residual) in[n++] = residual;
   if (weight) in[n++] = weight;
   if (bias) in[n++] = bias;
-  KernelCall call{in, n, &out, 1, &attrs};
+  KernelCall call{in, n, outs, residual ? 2 : 1, &attrs};
   dispatch(op_id(op), call);
-  return out;
+  if (sum) *sum = outs[1];
+  return outs[0];
 }
 
 /// The rows matrix as a contiguous array of shape.
@@ -97,7 +103,7 @@ Tensor norm(const char* op, const Tensor& x, int64_t normalized_ndim, const Tens
   Tensor w, b;
   if (weight) w = as_rows(*weight, compute);
   if (bias) b = as_rows(*bias, compute);
-  Tensor out = run_rows(op, x2, weight ? &w : nullptr, bias ? &b : nullptr, eps);
+  Tensor out = run_rows(op, x2, nullptr, weight ? &w : nullptr, bias ? &b : nullptr, eps);
   return shaped(out, x.shape());
 }
 
@@ -120,7 +126,7 @@ Tensor softmax(const Tensor& x, int64_t axis, bool log) {
   Tensor x2 = as_rows(moved, compute);
   const int64_t cols = moved.shape().back();
   x2 = x2.as_strided(Dims{x.numel() / cols, cols}, Dims{cols, 1}, x2.byte_offset());
-  Tensor out = shaped(run_rows(op, x2, nullptr, nullptr, 0.0), moved.shape());
+  Tensor out = shaped(run_rows(op, x2, nullptr, nullptr, nullptr, 0.0), moved.shape());
   return a == nd - 1 ? out : moveaxis(out, Dims{nd - 1}, Dims{a});
 }
 
@@ -131,6 +137,44 @@ Tensor layer_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight
 
 Tensor rms_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight, double eps) {
   return norm("rms_norm", x, normalized_ndim, weight, nullptr, eps);
+}
+
+std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& residual,
+                                   int64_t normalized_ndim, const Tensor* weight,
+                                   const Tensor* bias, double eps, bool rms) {
+  const char* op = rms ? "rms_norm" : "layer_norm";
+  check_same_device(x, residual, op);
+  if (!(x.shape() == residual.shape()))
+    throw ValueError(std::string(op) + ": the residual must have x's shape " +
+                     shape_str(x.shape()) + ", got " + shape_str(residual.shape()));
+  if (rms && bias) throw ValueError("rms_norm takes no bias");
+  if (normalized_ndim < 1 || normalized_ndim > x.ndim())
+    throw ValueError(std::string(op) + ": the normalised axes must be 1 to " +
+                     std::to_string(x.ndim()) + " trailing axes of x (shape " +
+                     shape_str(x.shape()) + "), got " + std::to_string(normalized_ndim));
+  Dims trailing(x.shape().end() - normalized_ndim, x.shape().end());
+  DType dtype = result_type(x.dtype(), residual.dtype());
+  if (weight) {
+    check_vector(op, "weight", *weight, x, trailing);
+    dtype = result_type(dtype, weight->dtype());
+  }
+  if (bias) {
+    check_vector(op, "bias", *bias, x, trailing);
+    dtype = result_type(dtype, bias->dtype());
+  }
+  DType compute = compute_dtype(dtype, op);
+  if (x.numel() == 0)
+    return {empty(x.shape(), dtype, x.device()), empty(x.shape(), dtype, x.device())};
+  const int64_t cols = shape_numel(trailing);
+  auto rows_of = [&](const Tensor& t) {
+    Tensor c = as_rows(t, compute);
+    return c.as_strided(Dims{x.numel() / cols, cols}, Dims{cols, 1}, c.byte_offset());
+  };
+  Tensor x2 = rows_of(x), r2 = rows_of(residual), w, b, sum;
+  if (weight) w = as_rows(*weight, compute);
+  if (bias) b = as_rows(*bias, compute);
+  Tensor out = run_rows(op, x2, &r2, weight ? &w : nullptr, bias ? &b : nullptr, eps, &sum);
+  return {shaped(out, x.shape()), shaped(sum, x.shape())};
 }
 
 }  // namespace xrt

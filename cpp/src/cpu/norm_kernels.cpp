@@ -115,9 +115,15 @@ template <RowOp OP, class S, class C> void run_typed(const KernelCall& call) {
   const S* in = reinterpret_cast<const S*>(x.data());
   S* out = reinterpret_cast<S*>(call.out().data());
   const int64_t flags = call.attrs->step.i;
+  const S* rs = nullptr;  // add_norm: the residual, and x + residual out
+  S* sum = nullptr;
   const S* ws = nullptr;
   const S* bs = nullptr;
   int next = 1;
+  if (flags & 4) {
+    rs = reinterpret_cast<const S*>(call.in(next++).data());
+    sum = reinterpret_cast<S*>(call.out(1).data());
+  }
   if (flags & 1) ws = reinterpret_cast<const S*>(call.in(next++).data());
   if (flags & 2) bs = reinterpret_cast<const S*>(call.in(next++).data());
   const C eps = static_cast<C>(call.attrs->value.c.real());
@@ -125,8 +131,16 @@ template <RowOp OP, class S, class C> void run_typed(const KernelCall& call) {
   const int64_t per_task = kSoftmax ? int64_t(1) << 12 : int64_t(1) << 15;
   if constexpr (std::is_same_v<S, C>) {
     host::parallel_for(rows, grain(cols, per_task), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r)
-        run_row<OP>(in + r * cols, out + r * cols, cols, ws, bs, eps);
+      for (int64_t r = begin; r < end; ++r) {
+        const S* xr = in + r * cols;
+        if (rs) {  // the sum first, as the Add would write it; then its norm
+          S* sr = sum + r * cols;
+          const S* rr = rs + r * cols;
+          for (int64_t i = 0; i < cols; ++i) sr[i] = xr[i] + rr[i];
+          xr = sr;
+        }
+        run_row<OP>(xr, out + r * cols, cols, ws, bs, eps);
+      }
     });
   } else {
     std::vector<C> wc(ws ? cols : 0), bc(bs ? cols : 0);
@@ -135,7 +149,15 @@ template <RowOp OP, class S, class C> void run_typed(const KernelCall& call) {
     host::parallel_for(rows, grain(cols, per_task), [&](int64_t begin, int64_t end) {
       std::vector<C> xr(cols), yr(cols);
       for (int64_t r = begin; r < end; ++r) {
-        for (int64_t i = 0; i < cols; ++i) xr[i] = C(in[r * cols + i]);
+        if (rs) {
+          for (int64_t i = 0; i < cols; ++i) {
+            S v = S(C(in[r * cols + i]) + C(rs[r * cols + i]));
+            sum[r * cols + i] = v;
+            xr[i] = C(v);
+          }
+        } else {
+          for (int64_t i = 0; i < cols; ++i) xr[i] = C(in[r * cols + i]);
+        }
         run_row<OP>(xr.data(), yr.data(), cols, ws ? wc.data() : nullptr,
                     bs ? bc.data() : nullptr, eps);
         for (int64_t i = 0; i < cols; ++i) out[r * cols + i] = S(yr[i]);

@@ -30,14 +30,15 @@ KernelSource rows_source(DType dtype) {
     for (int group : {32, kBlock})
       s += "extern \"C\" __global__ void __launch_bounds__(256) " + kernel_name(op, group) +
            "(const " + t + "* x, " + t + "* y, const " + t + "* w, const " + t +
-           "* b, xrt::index_t rows, xrt::index_t cols, double eps) {\n  xrt::norm::rows<" +
-           t + ", " + std::to_string(op) + ", " + std::to_string(group) +
-           ">(x, y, w, b, rows, cols, eps);\n}\n";
+           "* b, const " + t + "* r, " + t + "* s, xrt::index_t rows, xrt::index_t cols, " +
+           "double eps) {\n  xrt::norm::rows<" + t + ", " + std::to_string(op) + ", " +
+           std::to_string(group) + ">(x, y, w, b, r, s, rows, cols, eps);\n}\n";
   return {s, {}};
 }
 
-// in(0): x (rows, cols) contiguous, a real floating dtype; then the weight and bias attrs.step
-// says are there (bit 0, bit 1), each cols contiguous; attrs.value: eps. out: (rows, cols).
+// in(0): x (rows, cols) contiguous, a real floating dtype; then what attrs.step says is
+// there (Note [Row ops]): the residual (bit 2), the weight (bit 0) and the bias (bit 1).
+// attrs.value: eps. out(0): (rows, cols); out(1), with a residual: x + residual.
 template <int OP> void rows_kernel(const KernelCall& call) {
   const Tensor& x = call.in(0);
   const int64_t rows = x.shape()[0], cols = x.shape()[1];
@@ -45,7 +46,13 @@ template <int OP> void rows_kernel(const KernelCall& call) {
   const int64_t flags = OP >= 2 ? call.attrs->step.i : 0;
   const void* w = nullptr;
   const void* b = nullptr;
+  const void* r = nullptr;  // add_norm: the residual, and x + residual out
+  void* s = nullptr;
   int next = 1;
+  if (flags & 4) {
+    r = call.in(next++).data();
+    s = call.out(1).data();
+  }
   if (flags & 1) w = call.in(next++).data();
   if (flags & 2) b = call.in(next++).data();
   double eps = call.attrs->value.c.real();
@@ -59,7 +66,7 @@ template <int OP> void rows_kernel(const KernelCall& call) {
   const void* in = x.data();
   void* out = call.out().data();
   int64_t n = rows, c = cols;
-  void* params[] = {&in, &out, &w, &b, &n, &c, &eps};
+  void* params[] = {&in, &out, &w, &b, &r, &s, &n, &c, &eps};
   launch(fn, {grid_blocks(rows, kBlock / group)}, {kBlock}, 0, current_stream(device), params);
 }
 

@@ -14,6 +14,11 @@ saves the Python loop's few microseconds a node, which is not a fusion worth a n
   one ``xpuruntime:FusedLinear`` node on ``xrt.nn.linear``: on CUDA one cuBLASLt call whose
   epilogue adds the bias and applies the activation (Note [Fused linear]); on the CPU the
   bias and activation run in place on the product, with no temporaries.
+- ``add_norm``: a residual Add of two computed values whose sum a LayerNormalization (or
+  RMSNormalization, SimplifiedLayerNormalization) asking for Y alone normalises becomes one
+  ``xpuruntime:AddNorm`` node on ``xrt.nn.add_layer_norm`` / ``add_rms_norm``: one kernel
+  writes the sum (which the residual stream goes on with) and its norm, the Add's pass and
+  launch gone. At run time, operands of different shapes take the two ops.
 What would need a new kernel (elementwise chains as one generated NVRTC kernel, the attention
 pattern as one fused kernel) is listed as left undone in the docs.
 """
@@ -24,7 +29,7 @@ import numpy as np
 
 from .ops import lookup
 
-FUSIONS = ("gelu", "conv_batchnorm", "linear")
+FUSIONS = ("gelu", "conv_batchnorm", "linear", "add_norm")
 
 
 def apply(nodes, enabled, weights, opsets):
@@ -198,7 +203,44 @@ def _linear(nodes, weights, opsets, records):
     return _rewrite(nodes, replace)
 
 
-_PASSES = {"gelu": _gelu, "conv_batchnorm": _conv_batchnorm, "linear": _linear}
+_NORMS = ("LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization")
+
+
+def _add_norm(nodes, weights, opsets, records):
+    consumers = _consumers(nodes)
+    # Exporters share equal weights through Identity nodes (every LayerNorm's ones and
+    # zeros): such a value is the weight itself.
+    aliases = {n.outputs[0]: n.inputs[0] for n in nodes
+               if n.op_type == "Identity" and n.domain == "" and n.inputs[0] in weights}
+    replace = {}
+    for add in nodes:
+        if add.op_type != "Add" or add.domain != "" or len(add.inputs) != 2 or \
+                any(i in weights or not i for i in add.inputs):
+            continue
+        norm = next((n for n in consumers.get(add.outputs[0], [])
+                     if n.op_type in _NORMS and n.domain == "" and n.inputs[0] == add.outputs[0]
+                     and not any(n.outputs[1:]) and id(n) not in replace), None)
+        if norm is None or norm.op_type == "LayerNormalization" and norm.opset < 17:
+            continue
+        rms = norm.op_type != "LayerNormalization"
+        vectors = [aliases.get(i, i) for i in norm.inputs[1:3 if not rms else 2]]
+        if not all(i in weights for i in vectors if i):
+            continue  # scale and bias constant: available where the Add is
+        attrs = {"axis": norm.attrs.get("axis", -1), "epsilon": norm.attrs.get("epsilon", 1e-5),
+                 "rms": rms}
+        inputs = list(add.inputs) + vectors
+        fused = _new_node(add, "AddNorm", inputs, [norm.outputs[0], add.outputs[0]], attrs,
+                          "add_norm", domain="xpuruntime")
+        fused.constants = {i: weights[i] for i in vectors if i}
+        replace[id(add)] = fused  # at the Add's place: its sum's other readers come later
+        replace[id(norm)] = None
+        records.append({"fusion": "add_norm", "into": fused.name,
+                        "nodes": [add.name, norm.name]})
+    return _rewrite(nodes, replace)
+
+
+_PASSES = {"gelu": _gelu, "conv_batchnorm": _conv_batchnorm, "linear": _linear,
+           "add_norm": _add_norm}
 
 
 def _new_node(like, op_type, inputs, outputs, attrs, fusion, domain=""):

@@ -128,6 +128,37 @@ def _rms_norm(node):
     return run
 
 
+@op("AddNorm", domain="xpuruntime")
+def _add_norm(node):
+    """Made by the ``add_norm`` fusion (native/fusion.py): (norm(a + b), a + b) in one
+    kernel; operands of different shapes (a broadcasting Add) take the two ops."""
+    axis, eps, rms = node.attr("axis"), node.attr("epsilon"), node.attr("rms")
+    node.computes_in_float32 = True
+
+    def run(a, b, scale=None, bias=None):
+        axes = _normalised_axes(axis, a, node)
+        trailing = tuple(a.shape[axes[0]:])
+        if a.shape != b.shape or not (_fits(scale, trailing) and _fits(bias, trailing)):
+            total = xrt.add(a, b)
+            axes = _normalised_axes(axis, total, node)
+            low = node.float_dtype is not None and total.dtype == node.float_dtype
+            wide = [None if v is None else (xrt.astype(v, xrt.float32) if low else v)
+                    for v in (total, scale, bias)]
+            x, s_, b_ = wide
+            mean = 0 if rms else xrt.mean(x, axis=axes, keepdims=True)
+            centred = x if rms else xrt.subtract(x, mean)
+            var = xrt.mean(xrt.multiply(centred, centred), axis=axes, keepdims=True)
+            y = xrt.multiply(xrt.multiply(centred, xrt.reciprocal(xrt.sqrt(xrt.add(var, eps)))),
+                             s_)
+            if b_ is not None:
+                y = xrt.add(y, b_)
+            return (xrt.astype(y, node.float_dtype) if low else y, total)
+        if rms:
+            return xrt.nn.add_rms_norm(a, b, trailing, scale, eps=eps)
+        return xrt.nn.add_layer_norm(a, b, trailing, scale, bias, eps=eps)
+    return run
+
+
 op("RMSNormalization", since=23)(_rms_norm)
 # ONNX Runtime's contrib form, which it registers in the default domain (models its optimiser
 # wrote carry it there, though the ONNX checker does not know it).
