@@ -96,7 +96,8 @@ def main():
             ours = t["xpuruntime"]
             cells = [f"{name} {dtype}", f"{ours * 1e6:.1f}"]
             for peer in ("torch", "composed"):
-                cells += [f"{t[peer] * 1e6:.1f}", f"{t[peer] / ours:.2f}"] if peer in t else ["-", "-"]
+                cells += ([f"{t[peer] * 1e6:.1f}", f"{t[peer] / ours:.2f}"] if peer in t
+                          else ["-", "-"])
             rows.append(cells)
     print(f"device {args.device}" + (f", {xrt.cuda.get_device_name(0)}"
                                      if args.device != "cpu" and hasattr(xrt.cuda,

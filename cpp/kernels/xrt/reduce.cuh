@@ -325,7 +325,8 @@ __device__ void outer_finish(const R& r, const Layout<KND, RND>& layout) {
       for (; s + kUnroll <= splits; s += kUnroll) {
         Acc v[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = load_published(partials + (s + u) * layout.nout + o);
+        for (int u = 0; u < kUnroll; ++u)
+          v[u] = load_published(partials + (s + u) * layout.nout + o);
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) acc = r.combine(acc, v[u]);
       }
