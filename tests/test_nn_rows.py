@@ -201,3 +201,19 @@ def test_add_norm_errors(device):
         nn.add_layer_norm(t, xrt.ones((3,), device=device), 3)
     with pytest.raises(ValueError, match="trailing dimensions"):
         nn.add_rms_norm(t, t, 2)
+
+
+def test_softmax_far_below_the_max_and_masked(device):
+    # Masked (-inf) and very small scores: exactly 0 where exp underflows, the subnormal
+    # values where it does not, as exp(x - max) / sum gives them.
+    x = np.array([[0.0, -90.0, -100.0, -110.0, -np.inf, 1.0]], np.float32)
+    got = host(nn.softmax(xrt.asarray(x, device=device)))
+    expected = ref_softmax(x.astype(np.float64), -1).astype(np.float32)
+    assert got[0, 3] == 0 and got[0, 4] == 0
+    assert got[0, 1] > 0 and got[0, 2] > 0
+    np.testing.assert_allclose(got, expected, rtol=1e-2, atol=0)
+    causal = np.random.default_rng(10).standard_normal((2, 16, 16)).astype(np.float32)
+    causal[:, np.triu(np.ones((16, 16), bool), 1)] = -np.inf
+    np.testing.assert_allclose(host(nn.softmax(xrt.asarray(causal, device=device))),
+                               ref_softmax(causal.astype(np.float64), -1), rtol=2e-6,
+                               atol=1e-7)

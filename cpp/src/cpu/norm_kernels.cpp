@@ -54,11 +54,38 @@ template <class T, class F> T row_sum(const T* x, int64_t n, F f) {
   return r;
 }
 
+/// The range of x where libmvec's vector exp stays on its fast path (about +-87 for float,
+/// +-708 for double: beyond it, its result may overflow or underflow and it calls the scalar
+/// function lane by lane), and where exp(x) is exactly 0 in T.
+template <class T> constexpr T exp_fast_low() { return sizeof(T) == 4 ? T(-87) : T(-708); }
+template <class T> constexpr T exp_zero() { return sizeof(T) == 4 ? T(-104) : T(-746); }
+
 template <class T> void softmax_row(const T* x, T* y, int64_t n, bool log) {
   // A row holding NaN gives NaN everywhere (its exp does); an all -inf row gives NaN, as
   // exp(x - max) / sum does when composed.
+  // Note: masked scores (-inf, as attention masks write them) would send each vector of
+  // them down libmvec's scalar path: a causal 4x64x64 softmax took 78 us where a dense one
+  // takes 7. x - max is at most 0, so the vector loop takes exp of max(x - max, low),
+  // inside the fast range; then elements below low become 0 (-inf among them) in a second
+  // vector loop, and the rare ones whose exp is a subnormal (between exp_zero and low) get
+  // the scalar exp. The causal softmax now takes 20 us (finite scores far below the max,
+  // -1000 say, still take 37: where that goes is not found). NaN stays NaN.
   const T m = row_max(x, n);
-  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - m);
+  const T low = exp_fast_low<T>(), zero = exp_zero<T>();
+  int below = 0, subnormal = 0;  // ints: an or of bools would keep the loop scalar
+  for (int64_t i = 0; i < n; ++i) {
+    const T d = x[i] - m;
+    below |= int(d < low);
+    subnormal |= int(d < low) & int(d >= zero);
+    y[i] = std::exp(d < low ? low : d);
+  }
+  if (below)
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m < low ? T(0) : y[i];
+  if (subnormal)
+    for (int64_t i = 0; i < n; ++i) {
+      const T d = x[i] - m;
+      if (d < low && d >= zero) y[i] = std::exp(d);
+    }
   const T s = row_sum(y, n, [](T v) { return v; });
   if (log) {
     const T ls = std::log(s);
