@@ -12,6 +12,27 @@ def host_ints(t):
     return tuple(int(v) for v in np.asarray(t).reshape(-1))
 
 
+class HostInts:
+    """host_ints that remembers the last tensor it read. A plan's constants (and, with
+    static shapes, its frozen shape values) are the same objects on every run, so a node
+    reading one converts it once; values computed in the run are new objects and are read
+    afresh. The (tensor, value) pair is one attribute: one assignment, so threads running
+    the same plan never see a tensor with another's value."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self):
+        self._last = (None, None)
+
+    def __call__(self, t):
+        last = self._last
+        if last[0] is t:
+            return last[1]
+        value = host_ints(t)
+        self._last = (t, value)
+        return value
+
+
 def host_scalar(t):
     """The single value of a host tensor (a Range's start, a ConstantOfShape's fill)."""
     return np.asarray(t).reshape(-1)[0].item()

@@ -3,11 +3,14 @@ and describe tensors (Reshape, Transpose, Concat, Split, Slice, Gather, (Un)Sque
 Expand, Tile, Shape, Size, Range, Constant(OfShape), Identity, Trilu). Shapes and indices they
 read come as host tensors (Note [Op table])."""
 
+import math
+
 import numpy as np
+
 import xpuruntime as xrt
 
 from . import op
-from ._common import axis_of, host_ints, host_scalar
+from ._common import HostInts, axis_of, host_ints, host_scalar
 
 HOST = xrt.Device("cpu")
 
@@ -45,8 +48,8 @@ def reshape_target(shape, in_shape, allowzero, node):
     if out.count(-1) > 1:
         raise ValueError(f"node {node.name!r} (Reshape): more than one -1 in {shape}")
     if -1 in out:
-        known = int(np.prod([d for d in out if d != -1]))
-        total = int(np.prod(in_shape))
+        known = math.prod(d for d in out if d != -1)
+        total = math.prod(in_shape)
         out[out.index(-1)] = total // known if known else 0
     return tuple(out)
 
@@ -57,7 +60,8 @@ def _reshape(node):
     if node.opset < 5:
         shape = node.attr("shape")
         return lambda x: (xrt.reshape(x, reshape_target(shape, x.shape, 0, node)),)
-    return lambda x, s: (xrt.reshape(x, reshape_target(host_ints(s), x.shape, allowzero,
+    shape_of = HostInts()
+    return lambda x, s: (xrt.reshape(x, reshape_target(shape_of(s), x.shape, allowzero,
                                                        node)),)
 
 
@@ -96,9 +100,10 @@ def _axes_input_or_attr(node, since):
 @op("Unsqueeze", host_inputs=(1,))
 def _unsqueeze(node):
     from_attr, attr_axes = _axes_input_or_attr(node, 13)
+    axes_of = HostInts()
 
     def run(x, axes=None):
-        axes = attr_axes if from_attr else host_ints(axes)
+        axes = attr_axes if from_attr else axes_of(axes)
         rank = x.ndim + len(axes)
         return (xrt.expand_dims(x, axis=tuple(sorted(axis_of(a, rank, node) for a in axes))),)
     return run
@@ -107,9 +112,10 @@ def _unsqueeze(node):
 @op("Squeeze", host_inputs=(1,))
 def _squeeze(node):
     from_attr, attr_axes = _axes_input_or_attr(node, 13)
+    axes_of = HostInts()
 
     def run(x, axes=None):
-        axes = attr_axes if from_attr else (None if axes is None else host_ints(axes))
+        axes = attr_axes if from_attr else (None if axes is None else axes_of(axes))
         if axes is None:
             axes = [i for i, d in enumerate(x.shape) if d == 1]
         return (xrt.squeeze(x, axis=tuple(axis_of(a, x.ndim, node) for a in axes)),)
@@ -121,10 +127,11 @@ def _split(node):
     axis = node.attr("axis", 0)
     attr_split = node.attr("split", None) if node.opset < 13 else None
     num_outputs = node.attr("num_outputs", None) or len(node.outputs)
+    sizes_of = HostInts()
 
     def run(x, split=None):
         a = axis_of(axis, x.ndim, node)
-        sizes = host_ints(split) if split is not None else attr_split
+        sizes = sizes_of(split) if split is not None else attr_split
         if sizes is None:
             # Even pieces; since opset 18 the last may be smaller (ceil division).
             step = -(-x.shape[a] // num_outputs)
@@ -146,10 +153,12 @@ def _slice(node):
         attr_axes = node.attr("axes", None)
         return lambda x: (slice_tensor(x, starts, ends, attr_axes, None, node),)
 
+    reads = [HostInts() for _ in range(4)]  # starts, ends, axes, steps
+
     def run(x, starts, ends, axes=None, steps=None):
-        return (slice_tensor(x, host_ints(starts), host_ints(ends),
-                             None if axes is None else host_ints(axes),
-                             None if steps is None else host_ints(steps), node),)
+        return (slice_tensor(x, reads[0](starts), reads[1](ends),
+                             None if axes is None else reads[2](axes),
+                             None if steps is None else reads[3](steps), node),)
     return run
 
 
