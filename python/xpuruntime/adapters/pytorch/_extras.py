@@ -66,7 +66,8 @@ class CapturedGraph:
 
 def capture_graph(step=None, *, warmup=3, pool=None):
     """``g = capture_graph(step)`` runs ``step()`` `warmup` times on a side stream (so
-    lazy initialisation, NVRTC compiles and allocator growth happen outside the capture),
+    lazy initialisation, NVRTC compiles and allocator growth happen outside the capture;
+    on the paths the capture takes, Note [Warming up for a capture] in _reroute.py),
     captures one more call, and returns a CapturedGraph; ``with capture_graph() as g:``
     captures the block (warm it up yourself). Allocations inside come from the graph's
     private pool (``pool`` shares one between graphs)."""
@@ -75,9 +76,11 @@ def capture_graph(step=None, *, warmup=3, pool=None):
     handle = CapturedGraph(pool)
     if step is None:
         return handle
+    from ._reroute import warming_for_capture
+
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
+    with torch.cuda.stream(side), warming_for_capture():
         for _ in range(warmup):
             step()
     torch.cuda.current_stream().wait_stream(side)

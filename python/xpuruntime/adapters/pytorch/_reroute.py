@@ -86,11 +86,35 @@ def _mixed(a, b):
     return a, b
 
 
+# Note [Warming up for a capture]: capture_graph's warm-up must take the paths the capture
+# takes. The capture runs torch's matmul (see _eligible), forward and backward, so the
+# warm-up does too: torch creates a cuBLAS handle per thread on first use, which inside a
+# capture fails (CUBLAS_STATUS_NOT_INITIALIZED) when nothing earlier in the process used
+# torch's matmul on that thread. Counted, process-wide: the backward runs on autograd's
+# own thread.
+_warming_for_capture = 0
+_warming_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def warming_for_capture():
+    global _warming_for_capture
+    with _warming_lock:
+        _warming_for_capture += 1
+    try:
+        yield
+    finally:
+        with _warming_lock:
+            _warming_for_capture -= 1
+
+
 def _eligible(a, b):
     # Note: during a torch graph capture our matmul's output would come from xpuruntime's
     # allocator, outside the graph's private pool (its block could be reused while the
-    # graph still writes it on replay), so torch's matmul runs there instead.
-    return _matmul_ok(a, b) and not torch.cuda.is_current_stream_capturing()
+    # graph still writes it on replay), so torch's matmul runs there instead, and in the
+    # warm-up before it (Note [Warming up for a capture]).
+    return (_matmul_ok(a, b) and not _warming_for_capture
+            and not torch.cuda.is_current_stream_capturing())
 
 
 def _matmul(func, args, kwargs):
