@@ -32,17 +32,16 @@ namespace {
 
 OpId op_id(const char* name) { return KernelRegistry::global().op_id(name); }
 
-/// The dtype of a row op's operands: x's, a real floating one (the kernels compute 16-bit
+/// TypeError unless the row op's dtype is a real floating one (the kernels compute 16-bit
 /// rows in float32 themselves).
-DType compute_dtype(DType dtype, const char* op) {
+void check_floating(DType dtype, const char* op) {
   if (!is_floating(dtype))
     throw TypeError(std::string(op) + " needs real floating-point arrays, got " +
                     name_of(dtype) + " (convert with astype() first)");
-  return dtype;
 }
 
-Tensor as_rows(const Tensor& t, DType compute) {
-  return contiguous(t.dtype() == compute ? t : astype(t, compute, true));
+Tensor as_rows(const Tensor& t, DType dtype) {
+  return contiguous(t.dtype() == dtype ? t : astype(t, dtype, true));
 }
 
 /// The kernel of op over x (rows, cols) with the vectors, into a new (rows, cols) matrix;
@@ -79,14 +78,23 @@ void check_vector(const char* op, const char* what, const Tensor& v, const Tenso
                      shape_str(trailing) + ", got " + shape_str(v.shape()));
 }
 
-Tensor norm(const char* op, const Tensor& x, int64_t normalized_ndim, const Tensor* weight,
-            const Tensor* bias, double eps) {
+/// The norm op over the last normalized_ndim axes of x, or of x + residual when a residual
+/// is given (add_norm: the sum goes to *sum too).
+Tensor norm(const char* op, const Tensor& x, const Tensor* residual, int64_t normalized_ndim,
+            const Tensor* weight, const Tensor* bias, double eps, Tensor* sum = nullptr) {
+  DType dtype = x.dtype();
+  if (residual) {
+    check_same_device(x, *residual, op);
+    if (!(x.shape() == residual->shape()))
+      throw ValueError(std::string(op) + ": the residual must have x's shape " +
+                       shape_str(x.shape()) + ", got " + shape_str(residual->shape()));
+    dtype = result_type(dtype, residual->dtype());
+  }
   if (normalized_ndim < 1 || normalized_ndim > x.ndim())
     throw ValueError(std::string(op) + ": the normalised axes must be 1 to " +
                      std::to_string(x.ndim()) + " trailing axes of x (shape " +
                      shape_str(x.shape()) + "), got " + std::to_string(normalized_ndim));
   Dims trailing(x.shape().end() - normalized_ndim, x.shape().end());
-  DType dtype = x.dtype();
   if (weight) {
     check_vector(op, "weight", *weight, x, trailing);
     dtype = result_type(dtype, weight->dtype());
@@ -95,15 +103,23 @@ Tensor norm(const char* op, const Tensor& x, int64_t normalized_ndim, const Tens
     check_vector(op, "bias", *bias, x, trailing);
     dtype = result_type(dtype, bias->dtype());
   }
-  DType compute = compute_dtype(dtype, op);
-  if (x.numel() == 0) return empty(x.shape(), dtype, x.device());
+  check_floating(dtype, op);
+  if (x.numel() == 0) {
+    if (sum) *sum = empty(x.shape(), dtype, x.device());
+    return empty(x.shape(), dtype, x.device());
+  }
   const int64_t cols = shape_numel(trailing);
-  Tensor x2 = as_rows(x, compute);
-  x2 = x2.as_strided(Dims{x.numel() / cols, cols}, Dims{cols, 1}, x2.byte_offset());
-  Tensor w, b;
-  if (weight) w = as_rows(*weight, compute);
-  if (bias) b = as_rows(*bias, compute);
-  Tensor out = run_rows(op, x2, nullptr, weight ? &w : nullptr, bias ? &b : nullptr, eps);
+  auto rows_of = [&](const Tensor& t) {
+    Tensor c = as_rows(t, dtype);
+    return c.as_strided(Dims{x.numel() / cols, cols}, Dims{cols, 1}, c.byte_offset());
+  };
+  Tensor x2 = rows_of(x), r2, w, b;
+  if (residual) r2 = rows_of(*residual);
+  if (weight) w = as_rows(*weight, dtype);
+  if (bias) b = as_rows(*bias, dtype);
+  Tensor out = run_rows(op, x2, residual ? &r2 : nullptr, weight ? &w : nullptr,
+                        bias ? &b : nullptr, eps, sum);
+  if (sum) *sum = shaped(*sum, x.shape());
   return shaped(out, x.shape());
 }
 
@@ -111,7 +127,7 @@ Tensor norm(const char* op, const Tensor& x, int64_t normalized_ndim, const Tens
 
 Tensor softmax(const Tensor& x, int64_t axis, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
-  DType compute = compute_dtype(x.dtype(), op);
+  check_floating(x.dtype(), op);
   const int nd = std::max(x.ndim(), 1);
   if (axis < -nd || axis >= nd)
     throw IndexError(std::string(op) + ": axis " + std::to_string(axis) +
@@ -123,7 +139,7 @@ Tensor softmax(const Tensor& x, int64_t axis, bool log) {
   if (x.numel() == 0) return empty(x.shape(), x.dtype(), x.device());
   // The axis last: a view, then the rows matrix (a copy unless it already was contiguous).
   Tensor moved = a == nd - 1 ? x : moveaxis(x, Dims{a}, Dims{nd - 1});
-  Tensor x2 = as_rows(moved, compute);
+  Tensor x2 = as_rows(moved, x.dtype());
   const int64_t cols = moved.shape().back();
   x2 = x2.as_strided(Dims{x.numel() / cols, cols}, Dims{cols, 1}, x2.byte_offset());
   Tensor out = shaped(run_rows(op, x2, nullptr, nullptr, nullptr, 0.0), moved.shape());
@@ -132,49 +148,21 @@ Tensor softmax(const Tensor& x, int64_t axis, bool log) {
 
 Tensor layer_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight,
                   const Tensor* bias, double eps) {
-  return norm("layer_norm", x, normalized_ndim, weight, bias, eps);
+  return norm("layer_norm", x, nullptr, normalized_ndim, weight, bias, eps);
 }
 
 Tensor rms_norm(const Tensor& x, int64_t normalized_ndim, const Tensor* weight, double eps) {
-  return norm("rms_norm", x, normalized_ndim, weight, nullptr, eps);
+  return norm("rms_norm", x, nullptr, normalized_ndim, weight, nullptr, eps);
 }
 
 std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& residual,
                                    int64_t normalized_ndim, const Tensor* weight,
                                    const Tensor* bias, double eps, bool rms) {
-  const char* op = rms ? "rms_norm" : "layer_norm";
-  check_same_device(x, residual, op);
-  if (!(x.shape() == residual.shape()))
-    throw ValueError(std::string(op) + ": the residual must have x's shape " +
-                     shape_str(x.shape()) + ", got " + shape_str(residual.shape()));
   if (rms && bias) throw ValueError("rms_norm takes no bias");
-  if (normalized_ndim < 1 || normalized_ndim > x.ndim())
-    throw ValueError(std::string(op) + ": the normalised axes must be 1 to " +
-                     std::to_string(x.ndim()) + " trailing axes of x (shape " +
-                     shape_str(x.shape()) + "), got " + std::to_string(normalized_ndim));
-  Dims trailing(x.shape().end() - normalized_ndim, x.shape().end());
-  DType dtype = result_type(x.dtype(), residual.dtype());
-  if (weight) {
-    check_vector(op, "weight", *weight, x, trailing);
-    dtype = result_type(dtype, weight->dtype());
-  }
-  if (bias) {
-    check_vector(op, "bias", *bias, x, trailing);
-    dtype = result_type(dtype, bias->dtype());
-  }
-  DType compute = compute_dtype(dtype, op);
-  if (x.numel() == 0)
-    return {empty(x.shape(), dtype, x.device()), empty(x.shape(), dtype, x.device())};
-  const int64_t cols = shape_numel(trailing);
-  auto rows_of = [&](const Tensor& t) {
-    Tensor c = as_rows(t, compute);
-    return c.as_strided(Dims{x.numel() / cols, cols}, Dims{cols, 1}, c.byte_offset());
-  };
-  Tensor x2 = rows_of(x), r2 = rows_of(residual), w, b, sum;
-  if (weight) w = as_rows(*weight, compute);
-  if (bias) b = as_rows(*bias, compute);
-  Tensor out = run_rows(op, x2, &r2, weight ? &w : nullptr, bias ? &b : nullptr, eps, &sum);
-  return {shaped(out, x.shape()), shaped(sum, x.shape())};
+  Tensor sum;
+  Tensor out = norm(rms ? "rms_norm" : "layer_norm", x, &residual, normalized_ndim, weight,
+                    bias, eps, &sum);
+  return {out, sum};
 }
 
 }  // namespace xrt

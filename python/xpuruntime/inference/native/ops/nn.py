@@ -76,34 +76,40 @@ def _fits(vector, trailing):
     return vector is None or tuple(vector.shape) == trailing
 
 
+def _composed_norm(node, x, scale, bias, axes, eps, rms):
+    """(y, mean, inv_std) of a layer norm (mean None for an RMS norm) composed from the
+    elementwise and reduction ops: for what the row kernels do not take (the statistics as
+    outputs, a scale or bias that only broadcasts). 16-bit values of the policy's precision
+    compute in float32, as the row kernels do."""
+    low = node.float_dtype is not None and x.dtype == node.float_dtype
+    if low:
+        x, scale, bias = (None if v is None else xrt.astype(v, xrt.float32)
+                          for v in (x, scale, bias))
+    mean = None if rms else xrt.mean(x, axis=axes, keepdims=True)
+    centred = x if rms else xrt.subtract(x, mean)
+    var = xrt.mean(xrt.multiply(centred, centred), axis=axes, keepdims=True)
+    inv_std = xrt.reciprocal(xrt.sqrt(xrt.add(var, eps)))
+    y = xrt.multiply(xrt.multiply(centred, inv_std), scale)
+    if bias is not None:
+        y = xrt.add(y, bias)
+    out = (y, mean, inv_std)
+    return tuple(None if v is None else xrt.astype(v, node.float_dtype) for v in out) \
+        if low else out
+
+
 @op("LayerNormalization", since=17)
 def _layer_norm(node):
     axis, eps = node.attr("axis", -1), node.attr("epsilon", 1e-5)
     # The fused kernel gives Y alone: a node that also asks for Mean or InvStdDev, or whose
     # scale and bias only broadcast to the normalised shape, is composed instead.
     statistics = any(node.outputs[1:])
-    node.computes_in_float32 = not statistics
-
-    def composed(x, scale, bias, axes):
-        mean = xrt.mean(x, axis=axes, keepdims=True)
-        centred = xrt.subtract(x, mean)
-        var = xrt.mean(xrt.multiply(centred, centred), axis=axes, keepdims=True)
-        inv_std = xrt.reciprocal(xrt.sqrt(xrt.add(var, eps)))
-        y = xrt.multiply(xrt.multiply(centred, inv_std), scale)
-        if bias is not None:
-            y = xrt.add(y, bias)
-        return (y, mean, inv_std)
+    node.computes_in_float32 = True
 
     def run(x, scale, bias=None):
         axes = _normalised_axes(axis, x, node)
         trailing = tuple(x.shape[axes[0]:])
         if statistics or not (_fits(scale, trailing) and _fits(bias, trailing)):
-            if node.float_dtype is not None and x.dtype == node.float_dtype:
-                x, scale, bias = (None if v is None else xrt.astype(v, xrt.float32)
-                                  for v in (x, scale, bias))
-                return tuple(xrt.astype(v, node.float_dtype) for v in composed(x, scale, bias,
-                                                                              axes))
-            return composed(x, scale, bias, axes)
+            return _composed_norm(node, x, scale, bias, axes, eps, False)
         return (xrt.nn.layer_norm(x, trailing, scale, bias, eps=eps), None, None)
     return run
 
@@ -111,19 +117,14 @@ def _layer_norm(node):
 def _rms_norm(node):
     axis, eps = node.attr("axis", -1), node.attr("epsilon", 1e-5)
     statistics = any(node.outputs[1:])  # SimplifiedLayerNormalization's inv_std_var
-    node.computes_in_float32 = not statistics
+    node.computes_in_float32 = True
 
     def run(x, scale, *unused):
         axes = _normalised_axes(axis, x, node)
         trailing = tuple(x.shape[axes[0]:])
         if statistics or not _fits(scale, trailing):
-            low = node.float_dtype is not None and x.dtype == node.float_dtype
-            if low:
-                x, scale = xrt.astype(x, xrt.float32), xrt.astype(scale, xrt.float32)
-            inv_rms = xrt.reciprocal(xrt.sqrt(xrt.add(
-                xrt.mean(xrt.multiply(x, x), axis=axes, keepdims=True), eps)))
-            out = (xrt.multiply(xrt.multiply(x, inv_rms), scale), inv_rms)
-            return tuple(xrt.astype(v, node.float_dtype) for v in out) if low else out
+            y, _, inv_rms = _composed_norm(node, x, scale, None, axes, eps, True)
+            return (y, inv_rms)
         return (xrt.nn.rms_norm(x, trailing, scale, eps=eps), None)
     return run
 
@@ -141,18 +142,7 @@ def _add_norm(node):
         if a.shape != b.shape or not (_fits(scale, trailing) and _fits(bias, trailing)):
             total = xrt.add(a, b)
             axes = _normalised_axes(axis, total, node)
-            low = node.float_dtype is not None and total.dtype == node.float_dtype
-            wide = [None if v is None else (xrt.astype(v, xrt.float32) if low else v)
-                    for v in (total, scale, bias)]
-            x, s_, b_ = wide
-            mean = 0 if rms else xrt.mean(x, axis=axes, keepdims=True)
-            centred = x if rms else xrt.subtract(x, mean)
-            var = xrt.mean(xrt.multiply(centred, centred), axis=axes, keepdims=True)
-            y = xrt.multiply(xrt.multiply(centred, xrt.reciprocal(xrt.sqrt(xrt.add(var, eps)))),
-                             s_)
-            if b_ is not None:
-                y = xrt.add(y, b_)
-            return (xrt.astype(y, node.float_dtype) if low else y, total)
+            return (_composed_norm(node, total, scale, bias, axes, eps, rms)[0], total)
         if rms:
             return xrt.nn.add_rms_norm(a, b, trailing, scale, eps=eps)
         return xrt.nn.add_layer_norm(a, b, trailing, scale, bias, eps=eps)
