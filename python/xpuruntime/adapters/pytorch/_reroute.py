@@ -204,6 +204,18 @@ def _named_ops(policy):
     return names
 
 
+def _enter_reroute(names):
+    """The reroute of the named ops' handlers, entered on this thread; None for no names."""
+    if not names:
+        return None
+    handlers = {}
+    for op in names:
+        handlers.update(_HANDLERS[op])
+    mode = _Reroute(handlers)
+    mode.__enter__()
+    return mode
+
+
 def _install(policy):
     """Enters the reroute for the ops policy names on this thread (leaves it otherwise)."""
     mode = getattr(_state, "mode", None)
@@ -211,16 +223,7 @@ def _install(policy):
         mode.__exit__(None, None, None)
         _state.mode = None
     names = _named_ops(policy) if policy is not None else set()
-    if names:
-        handlers = {}
-        for op in names:
-            handlers.update(_HANDLERS[op])
-        mode = _Reroute(handlers)
-        mode.__enter__()
-        _state.mode = mode
-        _state.names = frozenset(names)
-    else:
-        _state.names = frozenset()
+    _state.mode, _state.names = _enter_reroute(names), frozenset(names)
 
 
 def _policy_of(policy, ops):
@@ -277,13 +280,8 @@ def kernel_policy(policy=None, **ops):
     previous_names = getattr(_state, "names", frozenset())
     _core._push_thread_policy(policy)
     names = _named_ops(policy)
-    mode = None
-    if names:
-        handlers = {}
-        for op in names:
-            handlers.update(_HANDLERS[op])
-        mode = _Reroute(handlers)
-        mode.__enter__()
+    mode = _enter_reroute(names)
+    if mode is not None:
         _state.mode, _state.names = mode, frozenset(names)
     try:
         yield policy
