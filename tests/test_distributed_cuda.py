@@ -2,7 +2,11 @@
 collective degenerates to a copy (or nothing): every dtype, handles, groups, graph capture,
 DLPack inputs and the checks that need a device."""
 
+import os
 import socket
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -171,3 +175,42 @@ def test_destroyed_and_aborted_communicators_refuse_work():
 def test_nccl_is_reported():
     assert xrt.cuda.library_status("nccl")["found"]
     assert xrt.cuda.nccl_version() >= 21400
+
+
+JOIN_ALONE = """
+import time, xpuruntime as xrt, xpuruntime.distributed as dist
+start = time.monotonic()
+try:
+    dist.Communicator(dist.Communicator.unique_id(), 2, 0, device=0, timeout=2)
+except xrt.CudaError as e:
+    print(f"RAISED after {time.monotonic() - start:.1f} s: {e}", flush=True)
+else:
+    print("JOINED ALONE", flush=True)
+"""
+
+
+@pytest.mark.parametrize("blocking", ["1", "0"])
+def test_a_rank_that_never_joins_makes_the_join_raise_within_the_timeout(blocking):
+    # In a child: a blocking join that timed out leaves its thread inside NCCL's bootstrap.
+    env = dict(os.environ, XPURUNTIME_NCCL_BLOCKING=blocking)
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", JOIN_ALONE], capture_output=True, text=True,
+                         timeout=120, env=env, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "RAISED" in out.stdout and "within the timeout" in out.stdout, out.stdout
+    assert time.monotonic() - start < 60
+
+
+@pytest.mark.parametrize("blocking", ["1", "0"])
+def test_both_kinds_of_communicator_reduce_and_destroy(blocking):
+    code = ("import xpuruntime as xrt, xpuruntime.distributed as dist\n"
+            "c = dist.Communicator(dist.Communicator.unique_id(), 1, 0, device=0, timeout=30)\n"
+            "x = xrt.ones((1000,), device='cuda:0')\n"
+            "for _ in range(100): c.all_reduce(x)\n"
+            "c.destroy()\n"
+            "print('ok', float(xrt.sum(x)))\n")
+    env = dict(os.environ, XPURUNTIME_NCCL_BLOCKING=blocking)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ok 1000.0" in out.stdout, out.stdout

@@ -51,8 +51,9 @@ struct CommunicatorState;
 /// (one queued longer than `timeout_seconds` and still not done means a peer is missing).
 /// Either way it aborts the communicator: NCCL's kernels see the abort flag and return, the
 /// streams move on, and every later use (a collective, wait_event, check) raises CudaError
-/// with the reason. Init is non-blocking with the same deadline, so a rank that never
-/// joins makes the others raise instead of hanging. timeout_seconds <= 0: no deadline.
+/// with the reason. The join has the same deadline, so a rank that never joins makes the
+/// others raise instead of hanging (Note [Communicator lifetime] in collectives.cpp).
+/// timeout_seconds <= 0: no deadline.
 class Communicator {
  public:
   /// Joins the communicator `id` as `rank` of `world_size` on `device`; blocks until every
