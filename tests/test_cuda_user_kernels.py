@@ -235,6 +235,45 @@ def test_reduction_without_identity_and_broadcast_inputs():
         k(dev(a[:, :0]), dev(w[:0]), axis=1)
 
 
+@pytest.mark.parametrize("identity", ["0", None])
+@pytest.mark.parametrize("shape, axis", [((300, 70), 0), ((5, 1000, 33), (0, 1)),
+                                         ((2, 64, 3), 1), ((4097, 3), 1)])
+def test_reduction_columns_and_rows_match_numpy(identity, shape, axis):
+    # Note [Reduction kernel shapes]: columns for the first three (outputs adjacent).
+    k = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", identity, "rk_cols")
+    a = np.arange(np.prod(shape), dtype=np.int64).reshape(shape) % 97
+    got = k(dev(a), axis=axis)
+    np.testing.assert_array_equal(to_numpy(got), a.sum(axis=axis))
+
+
+def test_reduction_replays_with_scalars_and_out():
+    k = xrt.ReductionKernel("T x, T s", "T y", "x * s", "a + b", "y = a", "0", "rk_scaled")
+    a = np.random.default_rng(6).standard_normal((64, 40))
+    x = dev(a)
+    for s in (2.0, 3.0, np.float64(0.5)):
+        np.testing.assert_allclose(to_numpy(k(x, s, axis=0)), (a * s).sum(axis=0), rtol=1e-12)
+    out = xrt.empty((40,), dtype=xrt.float64, device="cuda:0")
+    for s in (1.0, 4.0):
+        assert k(x, s, out=out, axis=0) is out
+        np.testing.assert_allclose(to_numpy(out), (a * s).sum(axis=0), rtol=1e-12)
+    first = to_numpy(k(x, 1.0, axis=0)).tobytes()
+    assert all(to_numpy(k(x, 1.0, axis=0)).tobytes() == first for _ in range(3))
+
+
+def test_elementwise_replays_convert_scalars_and_refuse_read_only_outputs():
+    k = xrt.ElementwiseKernel("T x, T s", "T y", "y = x * s", "ew_scale_replay")
+    x = xrt.ones((4, 5), dtype=xrt.float32, device="cuda:0")
+    y = xrt.empty((4, 5), dtype=xrt.float32, device="cuda:0")
+    for s in (2.0, 3.0, np.float32(4)):
+        assert k(x, s, y) is y
+        np.testing.assert_array_equal(to_numpy(y), np.full((4, 5), s, np.float32))
+        np.testing.assert_array_equal(to_numpy(k(x, s)), np.full((4, 5), s, np.float32))
+    ro = xrt.broadcast_to(xrt.zeros((5,), dtype=xrt.float32, device="cuda:0"), (4, 5))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="read-only"):
+            k(x, 2.0, ro)
+
+
 # ---- the registry ------------------------------------------------------------------------
 
 

@@ -144,11 +144,14 @@ def test_elementwise_plans_are_specialised_per_layout(nvrtc):
 def test_elementwise_merges_dimensions():
     k = xrt.ElementwiseKernel("T x", "T y", "y = x", "copy")
     plan, _, _ = k._prepare((arange((2, 3, 4))[:, :, ::2],))
-    # (2, 3, 2) with strides (12, 4, 2), out (6, 2, 1): one dimension of 12, steps 2 and 1
-    assert "_L.shape[0]" in plan.source and "_L.shape[1]" not in plan.source
+    # (2, 3, 2) with strides (12, 4, 2), out (6, 2, 1): one dimension of 12, steps 2 and 1;
+    # the outermost dimension needs no division, so one dimension reads no shape at all
+    assert "_L.strides[0][0]" in plan.source and "_L.strides[0][1]" not in plan.source
+    assert "_L.shape[" not in plan.source
     plan, _, _ = k._prepare((arange((2, 3, 4))[:, :2, :],))
     # (2, 2, 4) with strides (12, 4, 1): the inner two merge, the outer cannot
-    assert "_L.shape[1]" in plan.source and "_L.shape[2]" not in plan.source
+    assert "_L.strides[0][1]" in plan.source and "_L.strides[0][2]" not in plan.source
+    assert "_L.shape[1]" in plan.source and "_L.shape[0]" not in plan.source
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "int32",
@@ -232,6 +235,30 @@ def test_reduction_sources_compile(nvrtc, identity):
     plan, _, _ = k._prepare((arange((4, 5, 6))[:, ::2].mT, arange((6, 1))), None, (0, 1),
                             False)
     assert compiles(plan.source, "wsum", k.options)
+
+
+@pytest.mark.parametrize("identity", ["0", None])
+@pytest.mark.parametrize("axis, columns", [(0, True), (1, False), (None, False)])
+def test_reduction_kernel_shapes_compile(nvrtc, identity, axis, columns):
+    # Note [Reduction kernel shapes]: axis 0 of a C-contiguous matrix walks columns.
+    k = xrt.ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", identity, "sq")
+    plan, _, _ = k._prepare((arange((70, 33)),), None, axis, False)
+    assert plan.columns is columns
+    assert plan.block == ((32, 32) if columns else 256)
+    assert compiles(plan.source, "sq", k.options)
+
+
+def test_reduction_kernel_replay_keys():
+    k = norm()
+    x = arange((4, 6))
+    assert k._replay_key((x,), None, 1, False) == k._replay_key((x,), None, 1, False)
+    assert k._replay_key((x,), None, 1, False) != k._replay_key((x,), None, 0, False)
+    assert k._replay_key((x,), None, [1], False) is None  # lists go the long way
+    assert k._replay_key((x.mT,), None, 1, False) != k._replay_key((x,), None, 1, False)
+    assert k._replay_key((x,), None, 1, False) != k._replay_key((2.0,), None, 1, False)
+    ro = xrt.broadcast_to(arange((4,)), (3, 4))  # a read-only view: a key of its own
+    assert k._replay_key((ro,), None, 1, False) != \
+        k._replay_key((xrt.asarray(ro, copy=True),), None, 1, False)
 
 
 # ---- RawKernel and RawModule -------------------------------------------------------------

@@ -154,6 +154,42 @@ void launch(UserKernel& kernel, nb::handle grid, nb::handle block, nb::handle ar
   kernel.launch(g, b, shared_bytes, s, buffer);
 }
 
+/// Note [Replaying a user kernel call]: ElementwiseKernel and ReductionKernel keep, per
+/// layout of their arguments, what a call needs beyond the arguments themselves (the plan,
+/// the scalar conversions, the outputs to allocate). The layout is these bytes: per tensor
+/// its dtype, device, read-only flag, shape and strides; per other argument its Python type.
+/// Read here from the C++ tensors, it costs a tenth of the same tuple built from Python
+/// properties, and a read-only output gets a key of its own (the long path refuses it).
+nb::bytes layout_signature(nb::handle args) {
+  static thread_local std::string key;
+  key.clear();
+  auto put = [](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+  if (!PyTuple_Check(args.ptr()))
+    throw TypeError("the arguments must be a tuple, got " + type_name_of(args));
+  Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    nb::handle a = PyTuple_GET_ITEM(args.ptr(), i);
+    if (nb::isinstance<Tensor>(a)) {
+      const Tensor& t = nb::cast<const Tensor&>(a);
+      Device d = t.device();
+      const uint8_t head[4] = {'T', static_cast<uint8_t>(t.dtype()),
+                               static_cast<uint8_t>(d.type), static_cast<uint8_t>(t.readonly())};
+      const int32_t ndim = t.ndim();
+      put(head, sizeof head);
+      put(&d.index, sizeof d.index);
+      put(&ndim, sizeof ndim);
+      put(t.shape().data(), sizeof(int64_t) * t.ndim());
+      put(t.strides().data(), sizeof(int64_t) * t.ndim());
+    } else {
+      const char tag = 'S';
+      PyTypeObject* type = Py_TYPE(a.ptr());
+      put(&tag, 1);
+      put(&type, sizeof type);
+    }
+  }
+  return nb::bytes(key.data(), key.size());
+}
+
 }  // namespace
 
 void bind_cuda_kernels(nb::module_& m) {
@@ -178,6 +214,8 @@ void bind_cuda_kernels(nb::module_& m) {
       .def("launch", &launch, nb::arg("grid"), nb::arg("block"), nb::arg("args"),
            nb::arg("shared_mem") = 0, nb::arg("stream").none() = nb::none(),
            "Launches on stream (None: the current stream of the arguments' device).");
+  m.def("_layout_signature", &layout_signature, nb::arg("args"),
+        "A call's argument layout as bytes (Note [Replaying a user kernel call]).");
   m.def("_lowered_names", [](std::string source, std::vector<std::string> options,
                              std::vector<std::string> name_expressions, std::string arch) {
     nb::gil_scoped_release release;

@@ -204,8 +204,10 @@ class ElementwiseKernel:
         if not contiguous and noperands:
             I = index_type
             offsets = " ".join(f"{I} _o{q} = 0;" for q in range(noperands))
+            # The outermost dimension takes what is left (i is below the size).
             steps = "".join(
-                f"      {{ {I} _c = _r % ({I})_L.shape[{d}]; _r /= ({I})_L.shape[{d}];"
+                (f"      {{ {I} _c = _r;" if d == 0 else
+                 f"      {{ {I} _c = _r % ({I})_L.shape[{d}]; _r /= ({I})_L.shape[{d}];")
                 + "".join(f" _o{q} += _c * ({I})_L.strides[{q}][{d}];"
                           for q in range(noperands)) + " }\n"
                 for d in reversed(range(ndim)))
@@ -222,45 +224,38 @@ class ElementwiseKernel:
     # ---- calling -------------------------------------------------------------------------
 
     def __call__(self, *args, size=None, block_size=None, stream=None):
-        # Note: the fast path. A call whose arguments have the layout of an earlier one
-        # (dtypes, shapes, strides, devices, scalar types) replays that call's recipe: no
-        # type inference, broadcasting or plan lookup, only output allocation and packing.
-        key = (size,) + tuple((a.dtype, a.shape, a.strides, a.device)
-                              if type(a) is Tensor else type(a) for a in args)
+        # Note [Replaying a user kernel call]: a call whose arguments have the layout of an
+        # earlier one (dtypes, shapes, strides, devices, read-only flags, scalar types)
+        # replays that call's recipe: no type inference, broadcasting or plan lookup, only
+        # scalar conversion, output allocation and packing.
+        key = (_cuda._layout_signature(args), size, block_size)
         recipe = self._recipes.get(key)
         if recipe is None:
             plan, call, outs = self._prepare(args, size)
             if all(type(a) is Tensor or type(a) in _SCALARS or isinstance(a, np.generic)
                    for a in args):
-                self._recipes[key] = self._recipe(plan, args, outs)
+                self._recipes[key] = recipe = self._recipe(plan, args, outs, block_size)
+            else:
+                recipe = (plan, None, None, None, self._grid(plan, block_size))
         else:
-            plan, kinds, out_specs = recipe
-            call = []
-            for kind, a in zip(kinds, args):
-                if kind is None:
-                    call.append(a)
-                elif kind is pack_carray:
-                    call.append(pack_carray(a))
-                else:
-                    call.append(kind(a))
+            plan, converts, out_specs, raw_outs, _ = recipe
+            call = list(args)
+            for i, convert in converts:
+                call[i] = convert(call[i])
             if out_specs is None:
                 outs = args[self.nin:]
-                if any(o._is_readonly() for o in outs):
-                    raise ValueError(f"{self.name}: an output is read-only")
             else:
                 outs = [_core.empty(shape, dtype=dtype, device=device)
                         for shape, dtype, device in out_specs]
-                for p, o in zip(self.out_params, outs):
-                    call.append(pack_carray(o) if p.raw else o)
+                call += [pack_carray(o) if raw else o for o, raw in zip(outs, raw_outs)]
             call.append(plan.layout)
             call.append(plan.size)
         if plan.size:
-            block = block_size or _DEFAULT_BLOCK
-            grid = min((plan.size + block - 1) // block, 2**31 - 1)
             if stream is not None:
                 from ._raw import as_stream
 
                 stream = as_stream(stream)
+            grid, block = recipe[4]
             plan.kernel.launch(grid, block, call, 0, stream)
         if self.no_return:
             return None
@@ -268,21 +263,28 @@ class ElementwiseKernel:
             return outs[0]
         return tuple(outs)
 
-    def _recipe(self, plan, args, outs):
-        """How to replay a call with arguments laid out like args: per argument None (pass
-        it), pack_carray (a raw array) or the NumPy type that converts a scalar; and the
-        outputs to allocate (None when they were passed)."""
+    @staticmethod
+    def _grid(plan, block_size):
+        block = block_size or _DEFAULT_BLOCK
+        return min((plan.size + block - 1) // block, 2**31 - 1), block
+
+    def _recipe(self, plan, args, outs, block_size):
+        """How to replay a call with arguments laid out like args: the (index, function)
+        pairs that convert its scalars and pack its raw arrays, the outputs to allocate
+        (None when they were passed) and which of them are raw, and the launch shape."""
         params = self.in_params + self.out_params
-        kinds = []
-        for p, a, t in zip(params, args, plan.types):
+        converts = []
+        for i, (p, a, t) in enumerate(zip(params, args, plan.types)):
             if type(a) is Tensor:
-                kinds.append(pack_carray if p.raw else None)
+                if p.raw:
+                    converts.append((i, pack_carray))
             else:
-                kinds.append(lambda v, t=t: scalar_value(v, t))
-        out_specs = None
+                converts.append((i, lambda v, t=t: scalar_value(v, t)))
+        out_specs = raw_outs = None
         if len(args) == self.nin:
             out_specs = [(o.shape, o.dtype, o.device) for o in outs]
-        return plan, kinds, out_specs
+            raw_outs = [p.raw for p in self.out_params]
+        return plan, tuple(converts), out_specs, raw_outs, self._grid(plan, block_size)
 
     def __repr__(self):
         return f"<xpuruntime.ElementwiseKernel {self.name}>"

@@ -2,13 +2,27 @@
 xpuruntime's JIT.
 
 - The inputs broadcast together; ``axis`` (None: all) is reduced, ``keepdims`` keeps it as 1.
-- Deterministic: one block reduces one output element (blocks stride over the outputs);
-  thread t folds the elements t, t + B, t + 2B, ... in that order, then the block folds the
-  B partial values in a fixed tree. The result depends on the shape only, never on timing.
+- Deterministic: the order in which an output's elements are folded depends on the shape
+  only, never on timing (Note [Reduction kernel shapes]).
 - Specialised per dtype and per merged ndim of the kept and reduced dimensions, like
   ElementwiseKernel; every operand may have any strides.
-- Note: a block per output element is slow for a huge reduction to few outputs (a full
-  sum of 10**8 elements runs on one SM); a deterministic two-pass split is future work.
+- A call laid out like an earlier one replays its recipe (the plan, how to convert each
+  scalar, the output to allocate), as ElementwiseKernel's does.
+
+Note [Reduction kernel shapes]: two shapes of kernel, chosen from the first array's strides.
+- Rows (the reduced elements are adjacent in memory, or neither kind is): a block of 256
+  threads per output; thread t folds the elements t, t + 256, ... in order, then the block
+  folds its 256 partial values in a fixed tree. Neighbouring threads read neighbouring
+  elements.
+- Columns (the outputs are adjacent, the reduced elements are not, as for axis=0 of a
+  C-contiguous matrix): a block of 32 x 32 threads per 32 neighbouring outputs; thread
+  (x, y) folds the elements y, y + 32, ... of output x, then the 32 partial values of each
+  output are folded in a fixed tree. A warp reads 32 neighbouring elements at each step,
+  where a block per output would read 256 elements a row apart.
+- The index arithmetic unravels a flat index over the merged dimensions; the outermost one
+  needs no division (the index is below its size), so a one-dimensional walk is a multiply.
+- Note: a huge reduction to few outputs still runs on few blocks (a full sum of 10**8
+  elements on one SM); a deterministic two-pass split is future work.
 """
 
 import numpy as np
@@ -28,7 +42,9 @@ from ._layout import (
 from ._params import C_TYPES, check_unique, decide_types, parse_params
 from ._raw import check_backend, nvrtc_options
 
-_BLOCK = 256
+_BLOCK = 256  # rows: threads per output
+_COLS = 32  # columns: outputs per block, and threads per output
+_SCALARS = (bool, int, float, complex)
 
 
 def _axes(axis, ndim):
@@ -49,7 +65,18 @@ def _axes(axis, ndim):
 
 
 class _Plan:
-    __slots__ = ("source", "kernel", "layout_out", "layout_reduce", "nout", "nreduce", "grid")
+    __slots__ = (
+        "block",
+        "columns",
+        "grid",
+        "kernel",
+        "layout_out",
+        "layout_reduce",
+        "nout",
+        "nreduce",
+        "source",
+        "types",
+    )
 
 
 class ReductionKernel:
@@ -90,6 +117,7 @@ class ReductionKernel:
         self.options = nvrtc_options(options)
         self.nin = len(self.in_params)
         self._plans = {}
+        self._recipes = {}
 
     def _prepare(self, args, out=None, axis=None, keepdims=False):
         if len(args) != self.nin:
@@ -152,17 +180,27 @@ class ReductionKernel:
             kept_shape, kept_strides = merge_dims(kept_shape, kept_strides)
             red_shape, red_strides = merge_dims(red_shape, red_strides)
         plan = _Plan()
+        plan.types = types
         plan.nout = int(np.prod(kept_shape, dtype=np.int64))
         plan.nreduce = int(np.prod(red_shape, dtype=np.int64))
         plan.layout_out = pack_layout(kept_shape, kept_strides)
         plan.layout_reduce = pack_layout(red_shape, red_strides)
-        plan.grid = min(plan.nout, 2**31 - 1)
+        # Note [Reduction kernel shapes]: columns when the first array's outputs are
+        # adjacent and its reduced elements are not.
+        plan.columns = (bool(kept_shape) and bool(red_shape) and plan.nout > 1
+                        and kept_strides[0][-1] == 1 and red_strides[0][-1] != 1)
+        if plan.columns:
+            plan.block = (_COLS, _COLS)
+            plan.grid = min((plan.nout + _COLS - 1) // _COLS, 2**31 - 1)
+        else:
+            plan.block = _BLOCK
+            plan.grid = min(plan.nout, 2**31 - 1)
         plan.source = self._source(values, types, placeholders, len(kept_shape),
-                                   len(red_shape), len(arrays))
+                                   len(red_shape), len(arrays), plan.columns)
         plan.kernel = _cuda._UserKernel(plan.source, self.name, self.options, [])
         return plan
 
-    def _source(self, values, types, placeholders, nd_out, nd_red, narrays):
+    def _source(self, values, types, placeholders, nd_out, nd_red, narrays, columns):
         signature, loads = [], []
         k = 0
         for p, v, t in zip(self.in_params, values, types):
@@ -182,51 +220,91 @@ class ReductionKernel:
                            for letter, t in sorted(placeholders.items()))
 
         def unravel(index, layout, nd, count, prefix):
+            # The outermost dimension takes what is left: the index is below its size.
             decl = " ".join(f"long long {prefix}{q} = 0;" for q in range(count))
-            steps = "".join(
-                f"{{ long long _c = _x % {layout}.shape[{d}]; _x /= {layout}.shape[{d}];"
-                + "".join(f" {prefix}{q} += _c * {layout}.strides[{q}][{d}];"
-                          for q in range(count)) + " } "
-                for d in reversed(range(nd)))
-            return f"{decl} {{ long long _x = {index}; {steps}}}"
+            steps = []
+            for d in reversed(range(nd)):
+                if d == 0:
+                    step = "{ long long _c = _x;"
+                else:
+                    step = (f"{{ long long _c = _x % {layout}.shape[{d}]; "
+                            f"_x /= {layout}.shape[{d}];")
+                steps.append(step + "".join(f" {prefix}{q} += _c * {layout}.strides[{q}][{d}];"
+                                            for q in range(count)) + " } ")
+            return f"{decl} {{ long long _x = {index}; {''.join(steps)}}}"
 
-        has_identity = self.identity is not None
-        if has_identity:
+        if self.identity is not None:
             fold = "_acc = REDUCE(_acc, _v);"
             init = f"_type_reduce _acc = (_type_reduce)({self.identity}); bool _has = true;"
-            combine = ("if (threadIdx.x < _s) { _sdata[threadIdx.x] = "
-                       "REDUCE(_sdata[threadIdx.x], _sdata[threadIdx.x + _s]); }")
+            combine = ("if ({lane} < _s) {{ _sdata[{me}] = "
+                       "REDUCE(_sdata[{me}], _sdata[{other}]); }}")
         else:
             fold = "if (_has) _acc = REDUCE(_acc, _v); else { _acc = _v; _has = true; }"
             init = "_type_reduce _acc{}; bool _has = false;"
-            combine = ("if (threadIdx.x < _s && _shas[threadIdx.x + _s]) {\n"
-                       "        _sdata[threadIdx.x] = _shas[threadIdx.x] ? REDUCE(_sdata["
-                       "threadIdx.x], _sdata[threadIdx.x + _s]) : _sdata[threadIdx.x + _s];\n"
-                       "        _shas[threadIdx.x] = true; }")
+            combine = ("if ({lane} < _s && _shas[{other}]) {{\n"
+                       "        _sdata[{me}] = _shas[{me}] ? REDUCE(_sdata[{me}], "
+                       "_sdata[{other}]) : _sdata[{other}];\n"
+                       "        _shas[{me}] = true; }}")
+        if columns:
+            threads = _COLS * _COLS
+            me = f"threadIdx.y * {_COLS} + threadIdx.x"
+            combine = combine.format(lane="threadIdx.y", me=me,
+                                     other=f"(threadIdx.y + _s) * {_COLS} + threadIdx.x")
+            outer = (f"  for (long long _g = blockIdx.x; _g * {_COLS} < _n_out; "
+                     f"_g += gridDim.x) {{\n"
+                     f"    const long long _j = _g * {_COLS} + threadIdx.x;\n"
+                     f"    const bool _live = _j < _n_out;\n")
+            first, step, halves = "threadIdx.y", _COLS, _COLS // 2
+            live = "_live && "
+            leader = "threadIdx.y == 0 && _live"
+        else:
+            threads = _BLOCK
+            me = "threadIdx.x"
+            combine = combine.format(lane="threadIdx.x", me=me, other="threadIdx.x + _s")
+            outer = ("  for (long long _j = blockIdx.x; _j < _n_out; _j += gridDim.x) {\n"
+                     "    const bool _live = true;\n")
+            first, step, halves = "threadIdx.x", _BLOCK, _BLOCK // 2
+            live = ""
+            leader = "threadIdx.x == 0"
         return (
             f"{PRELUDE}\n{self.preamble}\n"
             f"#define REDUCE(a, b) ({self.reduce_expr})\n"
             f"#define POST_MAP(a) ({self.post_map_expr})\n"
-            f'extern "C" __global__ void __launch_bounds__({_BLOCK}) {self.name}('
+            f'extern "C" __global__ void __launch_bounds__({threads}) {self.name}('
             f'{", ".join(signature)}) {{\n{typedefs}'
             f"  typedef {self.reduce_type} _type_reduce;\n"
-            f"  __shared__ _type_reduce _sdata[{_BLOCK}];\n  __shared__ bool _shas[{_BLOCK}];\n"
-            f"  for (long long _j = blockIdx.x; _j < _n_out; _j += gridDim.x) {{\n"
-            f"    {unravel('_j', '_Lo', nd_out, narrays + 1, '_b')}\n"
+            f"  __shared__ _type_reduce _sdata[{threads}];\n"
+            f"  __shared__ bool _shas[{threads}];\n"
+            f"{outer}"
+            f"    {unravel('(_live ? _j : 0)', '_Lo', nd_out, narrays + 1, '_b')}\n"
             f"    {init}\n"
-            f"    for (long long _k = threadIdx.x; _k < _n_reduce; _k += {_BLOCK}) {{\n"
+            f"    for (long long _k = {first}; {live}_k < _n_reduce; _k += {step}) {{\n"
             f"      {unravel('_k', '_Lr', nd_red, narrays, '_r')}\n"
             + "\n".join(loads) + "\n"
             f"      _type_reduce _v = (_type_reduce)({self.map_expr});\n      {fold}\n    }}\n"
-            f"    _sdata[threadIdx.x] = _acc; _shas[threadIdx.x] = _has;\n    __syncthreads();\n"
-            f"    for (int _s = {_BLOCK // 2}; _s > 0; _s >>= 1) {{\n      {combine}\n"
+            f"    _sdata[{me}] = _acc; _shas[{me}] = _has;\n    __syncthreads();\n"
+            f"    for (int _s = {halves}; _s > 0; _s >>= 1) {{\n      {combine}\n"
             f"      __syncthreads();\n    }}\n"
-            f"    if (threadIdx.x == 0) {{\n      _type_reduce a = _sdata[0];\n"
+            f"    if ({leader}) {{\n      _type_reduce a = _sdata[{me}];\n"
             f"      {C_TYPES[types[-1]]}& {out.name} = _p_{out.name}[_b{narrays}];\n"
             f"      POST_MAP(a);\n    }}\n    __syncthreads();\n  }}\n}}\n")
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
-        plan, call, out = self._prepare(args, out, axis, keepdims)
+        # Note [Replaying a user kernel call] (in the bindings), as ElementwiseKernel does.
+        key = self._replay_key(args, out, axis, keepdims)
+        recipe = self._recipes.get(key) if key is not None else None
+        if recipe is None:
+            plan, call, out = self._prepare(args, out, axis, keepdims)
+            if key is not None and all(type(a) is Tensor or type(a) in _SCALARS
+                                       or isinstance(a, np.generic) for a in args):
+                self._recipes[key] = self._recipe(plan, args, out if key[1] else None)
+        else:
+            plan, kinds, out_spec = recipe
+            call = [a if kind is None else kind(a) for kind, a in zip(kinds, args)]
+            if out_spec is not None:
+                shape, dtype, device = out_spec
+                out = _core.empty(shape, dtype=dtype, device=device)
+            call += [out, plan.layout_out, plan.layout_reduce, plan.nout, plan.nreduce]
         if plan.nout:
             if self.identity is None and plan.nreduce == 0:
                 raise ValueError(f"{self.name}: an empty reduction needs an identity")
@@ -234,8 +312,28 @@ class ReductionKernel:
                 from ._raw import as_stream
 
                 stream = as_stream(stream)
-            plan.kernel.launch(plan.grid, _BLOCK, call, 0, stream)
+            plan.kernel.launch(plan.grid, plan.block, call, 0, stream)
         return out
+
+    @staticmethod
+    def _replay_key(args, out, axis, keepdims):
+        """The layout of a call (arguments, output, axis, keepdims); None when the call
+        cannot be replayed (an out that is not a Tensor, an axis that is not an int, a tuple
+        or None)."""
+        if not (axis is None or type(axis) is int or type(axis) is tuple):
+            return None
+        if out is None:
+            return _cuda._layout_signature(args), True, axis, bool(keepdims)
+        if type(out) is not Tensor:
+            return None
+        return _cuda._layout_signature((*args, out)), False, axis, bool(keepdims)
+
+    def _recipe(self, plan, args, out):
+        """How to replay a call laid out like args: per input None (pass it) or the function
+        that converts its scalar; the output to allocate (out: None when it was passed)."""
+        kinds = [None if type(a) is Tensor else (lambda v, t=t: scalar_value(v, t))
+                 for a, t in zip(args, plan.types)]
+        return plan, kinds, None if out is None else (out.shape, out.dtype, out.device)
 
     def __repr__(self):
         return f"<xpuruntime.ReductionKernel {self.name}>"
