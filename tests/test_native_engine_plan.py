@@ -179,7 +179,34 @@ def test_linear_fusion_makes_one_node_on_the_linear_op():
     plain = run_native(_linear(), {"x": x}, fusions=())[0]
     np.testing.assert_allclose(got, plain, rtol=1e-6)
     kernels = [k["op"] for n in engine.explain()["nodes"] for k in n["kernels"]]
-    assert "linear" in kernels
+    # On a CPU with AVX-512 the constant weight is packed once (Note [Packed linear weights])
+    assert ("linear_packed" if PACKS else "linear") in kernels
+
+
+PACKS = any(k["name"] == "avx512" and k["device"] == "cpu"
+            for k in xrt.list_kernels("linear_packed"))
+
+
+@pytest.mark.skipif(not PACKS, reason="this CPU has no AVX-512 packed linear kernel")
+def test_linear_fusion_packs_its_weight_once_and_obeys_pins():
+    engine = native_engine(_linear())
+    x = np.linspace(-2, 2, 8, dtype=np.float32).reshape(2, 4)
+    want = np.maximum(x @ (np.arange(12).reshape(4, 3) / 10) + 1, 0)
+    for _ in range(3):
+        np.testing.assert_allclose(run_native(_linear(), {"x": x}, engine=engine)[0], want,
+                                   rtol=1e-6)
+    packs = engine.plan.nodes[0].fn.__closure__
+    packed = [c.cell_contents for c in packs if type(c.cell_contents).__name__ == "_PackedWeights"]
+    first = packed[0]._last[1]
+    assert isinstance(first, xrt.nn.PackedLinearWeight)
+    run_native(_linear(), {"x": x}, engine=engine)
+    assert packed[0]._last[1] is first  # packed once
+    for pins in ({"linear": "composite"}, {"matmul": "native"}):
+        pinned = native_engine(_linear(), kernel_policy=KernelPolicy(**pins))
+        got = run_native(_linear(), {"x": x}, engine=pinned)[0]
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        ops = [k["op"] for n in pinned.explain()["nodes"] for k in n["kernels"]]
+        assert "linear" in ops and "linear_packed" not in ops
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])

@@ -123,3 +123,78 @@ def test_the_core_op_refuses_an_unknown_activation_code():
     from xpuruntime import _core
     with pytest.raises(ValueError, match="activation must be 0 .* got 7"):
         _core._linear(xrt.ones((2, 3)), xrt.ones((4, 3)), None, 7)
+
+
+# ---- packed weights (Note [Packed linear weights]) ----------------------------------------
+
+def ones(shape):
+    return xrt.ones(shape, dtype=xrt.float32)
+
+
+PACKED_KERNELS = [k["name"] for k in xrt.list_kernels("linear_packed") if k["device"] == "cpu"]
+
+
+@pytest.mark.parametrize("kernel", PACKED_KERNELS)
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+@pytest.mark.parametrize("m, k, n", [(64, 256, 96), (61, 100, 77), (1, 3, 1), (9, 600, 33),
+                                     (17, 1030, 40)])
+def test_packed_weights_match_numpy(kernel, activation, m, k, n):
+    # Partial tiles of rows and columns, and depths over one pass of the AVX-512 kernel (512).
+    x, w, b = operands((m,), k, n, seed=m + n)
+    packed = nn.PackedLinearWeight(xrt.asarray(w, dtype=xrt.float32))
+    assert packed.shape == (n, k) and packed.dtype == xrt.float32
+    xs, bs = xrt.asarray(x, dtype=xrt.float32), xrt.asarray(b, dtype=xrt.float32)
+    with xrt.kernel_policy(xrt.KernelPolicy(linear_packed=kernel)), xrt.explain() as log:
+        got = nn.linear(xs, packed, bs, activation=activation)
+        unbiased = nn.linear(xs, packed)
+    assert kernel in log.kernels("linear_packed")
+    want = ACTIVATIONS[activation](x @ w.T + b)
+    np.testing.assert_allclose(host(got), want, rtol=1e-4, atol=1e-4 * math.sqrt(k))
+    np.testing.assert_allclose(host(unbiased), x @ w.T, rtol=1e-4, atol=1e-4 * math.sqrt(k))
+
+
+def test_packed_weights_take_batches_and_strided_weights():
+    x, w, b = operands((2, 3), 40, 50)
+    ws = xrt.asarray(w.T.copy(), dtype=xrt.float32).mT  # a transposed (strided) weight
+    packed = nn.PackedLinearWeight(ws)
+    got = nn.linear(xrt.asarray(x, dtype=xrt.float32), packed, xrt.asarray(b, dtype=xrt.float32))
+    assert got.shape == (2, 3, 50)
+    np.testing.assert_allclose(host(got), x @ w.T + b, rtol=1e-4, atol=1e-4)
+    assert nn.linear(ones((0, 40)), packed).shape == (0, 50)
+    empty = nn.PackedLinearWeight(ones((3, 0)))
+    np.testing.assert_array_equal(host(nn.linear(ones((2, 0)), empty,
+                                                 xrt.asarray([1.0, -2.0, 3.0], dtype=xrt.float32),
+                                                 activation="relu")), [[1, 0, 3], [1, 0, 3]])
+
+
+def test_packed_weights_are_a_copy():
+    w = ones((4, 3))
+    packed = nn.PackedLinearWeight(w)
+    w[...] = 5.0
+    np.testing.assert_array_equal(host(nn.linear(ones((1, 3)), packed)), [[3, 3, 3, 3]])
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: nn.PackedLinearWeight(xrt.ones((4, 3), dtype=xrt.float64)), TypeError,
+     "float32"),
+    (lambda: nn.PackedLinearWeight(xrt.ones((4,))), ValueError, "matrix"),
+    (lambda: nn.PackedLinearWeight(np.ones((4, 3), np.float32)), TypeError, "Tensor"),
+    (lambda: nn.linear(ones((2, 5)), nn.PackedLinearWeight(ones((4, 3)))),
+     ValueError, "3 features"),
+    (lambda: nn.linear(xrt.ones((2, 3), dtype=xrt.float64),
+                       nn.PackedLinearWeight(ones((4, 3)))), TypeError, "float32"),
+    (lambda: nn.linear(ones((2, 3)), nn.PackedLinearWeight(ones((4, 3))), ones((5,))),
+     ValueError, "bias"),
+])
+def test_packed_weight_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.cuda
+def test_packed_weights_stay_on_the_cpu():
+    with pytest.raises(ValueError, match="CPU"):
+        nn.PackedLinearWeight(xrt.ones((4, 3), dtype=xrt.float32, device="cuda:0"))
+    with pytest.raises(ValueError, match="device"):
+        nn.linear(xrt.ones((2, 3), dtype=xrt.float32, device="cuda:0"),
+                  nn.PackedLinearWeight(ones((4, 3))))

@@ -382,6 +382,19 @@ void bind_convert(nb::module_& m) {
     if (!bias.is_none()) b = tensor_arg(bias, "linear: bias");
     return linear(xt, wt, b ? &*b : nullptr, static_cast<Activation>(activation));
   }, nb::arg("x"), nb::arg("weight"), nb::arg("bias").none(), nb::arg("activation"));
+  // xpuruntime.nn.PackedLinearWeight (Note [Packed linear weights]).
+  m.def("_pack_linear_weight", [](nb::handle weight) {
+    return pack_linear_weight(tensor_arg(weight, "pack_linear_weight: weight"));
+  }, nb::arg("weight"));
+  m.def("_linear_packed", [](nb::handle x, const Tensor& packed, int64_t out_features,
+                             nb::handle bias, int activation) {
+    Tensor xt = tensor_arg(x, "linear: x");
+    std::optional<Tensor> b;
+    if (!bias.is_none()) b = tensor_arg(bias, "linear: bias");
+    return linear_packed(xt, packed, out_features, b ? &*b : nullptr,
+                         static_cast<Activation>(activation));
+  }, nb::arg("x"), nb::arg("packed"), nb::arg("out_features"), nb::arg("bias").none(),
+     nb::arg("activation"));
   // xpuruntime.nn's row ops (Note [Row ops]); the Python side checks the argument types.
   m.def("_softmax", [](nb::handle x, int64_t axis, bool log) {
     return softmax(tensor_arg(x, log ? "log_softmax: x" : "softmax: x"), axis, log);

@@ -7,7 +7,8 @@ On CUDA ``linear`` is one cuBLASLt product whose epilogue adds the bias and appl
 tanh-GELU (the erf GELU adds one elementwise kernel), chosen under the op name ``linear`` so a
 ``KernelPolicy`` can pin ``"cublaslt"`` or ``"composite"``; on CPU it is the matmul kernel
 with the bias and activation applied in place. See Note [Fused linear] in
-``cpp/src/core/linear_ops.cpp``.
+``cpp/src/core/linear_ops.cpp``. A float32 weight on the CPU can be rearranged once into a
+``PackedLinearWeight`` for the CPU's register-tiled kernel (Note [Packed linear weights]).
 """
 
 import operator
@@ -15,8 +16,8 @@ import operator
 from . import _core
 from .special import erf, gelu
 
-__all__ = ["add_layer_norm", "add_rms_norm", "erf", "gelu", "layer_norm", "linear",
-           "log_softmax", "relu", "rms_norm", "softmax"]
+__all__ = ["PackedLinearWeight", "add_layer_norm", "add_rms_norm", "erf", "gelu",
+           "layer_norm", "linear", "log_softmax", "relu", "rms_norm", "softmax"]
 
 _ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3}
 
@@ -30,7 +31,44 @@ def linear(x, weight, bias=None, *, activation=None):
     except (KeyError, TypeError):
         raise ValueError(f"linear: activation must be one of None, 'relu', 'gelu', "
                          f"'gelu_tanh', got {activation!r}") from None
+    if type(weight) is PackedLinearWeight:
+        return _core._linear_packed(x, weight._packed, weight.out_features, bias, code)
     return _core._linear(x, weight, bias, code)
+
+
+class PackedLinearWeight:
+    """A float32 weight (out_features, in_features) on the CPU, rearranged once into panels
+    of 32 output features for the CPU's register-tiled linear kernel (AVX-512 where the CPU
+    has it): pass it to ``linear`` as the weight. Worth it when the weight is used many
+    times with few input rows, as in serving (the native engine packs its constant
+    weights). A copy: later writes to the original weight do not reach it.
+    TypeError for other dtypes, ValueError off the CPU or for a non-matrix."""
+
+    __slots__ = ("_packed", "in_features", "out_features")
+
+    def __init__(self, weight):
+        if not isinstance(weight, _core.Tensor):
+            raise TypeError(f"PackedLinearWeight: weight must be a Tensor, got "
+                            f"{type(weight).__name__}")
+        self._packed = _core._pack_linear_weight(weight)
+        self.out_features, self.in_features = weight.shape
+
+    @property
+    def shape(self):
+        """(out_features, in_features), the weight's shape."""
+        return (self.out_features, self.in_features)
+
+    @property
+    def dtype(self):
+        return _core.float32
+
+    @property
+    def device(self):
+        return self._packed.device
+
+    def __repr__(self):
+        return (f"<xpuruntime.nn.PackedLinearWeight out_features={self.out_features} "
+                f"in_features={self.in_features}>")
 
 
 def relu(x, /):

@@ -51,6 +51,13 @@ enum class Activation : int { None = 0, Relu = 1, Gelu = 2, GeluTanh = 3 };
 /// the result (..., n), the promoted real floating dtype. A dense layer in one op: the
 /// CUDA "cublaslt" kernel fuses bias and activation into the product's epilogue.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor* bias, Activation activation);
+/// A float32 weight (n, k) on the CPU rearranged once for the CPU's linear kernels: panels
+/// of 32 output features, shape (ceil(n / 32), k, 32), zero padded (Note [Packed linear
+/// weights]). TypeError for other dtypes or devices.
+Tensor pack_linear_weight(const Tensor& weight);
+/// linear with a weight from pack_linear_weight of a weight with out_features rows.
+Tensor linear_packed(const Tensor& x, const Tensor& packed, int64_t out_features,
+                     const Tensor* bias, Activation activation);
 
 /// The one element of a size-1 tensor; TypeError for other sizes.
 Scalar item(const Tensor& x);

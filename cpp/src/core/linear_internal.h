@@ -6,6 +6,9 @@
 
 namespace xrt {
 
+/// Output features per panel of a packed linear weight (Note [Packed linear weights]).
+constexpr int64_t kLinearPanel = 32;
+
 /// The activation a linear call asks for (its attrs).
 Activation activation_of(const KernelCall& call);
 /// The activation on out, in place.

@@ -42,6 +42,12 @@ void register_manipulation_kernels(KernelRegistry& registry);  // repeat
 void register_linalg_kernels(KernelRegistry& registry);  // linalg_kernels.cpp
 
 void matmul_native(const KernelCall& call);
+/// linear on a packed float32 weight (Note [Packed linear weights]): portable loops, and
+/// AVX-512 register tiles where the CPU has them.
+void linear_packed_kernel(const KernelCall& call);
+#ifdef XRT_X86_ISA_VARIANTS
+namespace avx512 { void linear_packed_kernel(const KernelCall& call); }
+#endif
 bool matmul_openblas_supports(DType dtype);
 void matmul_openblas(const KernelCall& call);
 

@@ -97,6 +97,15 @@ void cpu::register_kernels(KernelRegistry& r) {
   r.add(cpu::kernel_info("linear", "composite", linear_composite_kernel,
                          "the matmul kernel into the output, then bias and activation in place",
                          [](const DTypeSignature& s) { return is_floating(output_dtype(s)); }));
+  auto float32_out = [](const DTypeSignature& s) { return output_dtype(s) == DType::Float32; };
+  r.add(cpu::kernel_info("linear_packed", "native", cpu::linear_packed_kernel,
+                         "portable loops over the packed panels", float32_out));
+#ifdef XRT_X86_ISA_VARIANTS
+  if (__builtin_cpu_supports("avx512f"))
+    r.add(cpu::kernel_info("linear_packed", "avx512", cpu::avx512::linear_packed_kernel,
+                           "8 x 32 AVX-512 register tiles over the packed panels", float32_out,
+                           6));
+#endif
   cpu::register_sorting_kernels(r);
   cpu::register_index_kernels(r);
   cpu::register_creation_kernels(r);

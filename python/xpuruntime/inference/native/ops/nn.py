@@ -15,14 +15,64 @@ def _matmul(node):
     return lambda a, b: (xrt.matmul(a, b),)
 
 
+_packing = []  # [bool] once known: does the CPU have the register-tiled packed kernel?
+
+
+def _packs_cpu_weights():
+    if not _packing:
+        _packing.append(any(k["name"] == "avx512" and k["device"] == "cpu"
+                            for k in xrt.list_kernels("linear_packed")))
+    return _packing[0]
+
+
+def _pins_the_product(pins):
+    """A policy that pins linear or matmul (on the CPU or everywhere) is obeyed: the packed
+    kernel, a third choice, stands aside unless it is pinned itself."""
+    if not pins or "linear_packed" in pins or "cpu:linear_packed" in pins:
+        return False
+    return any(op in pins for op in ("linear", "matmul", "cpu:linear", "cpu:matmul"))
+
+
+class _PackedWeights:
+    """The weight a FusedLinear node multiplies by, packed for the CPU's register-tiled
+    kernel (Note [Packed linear weights] in cpp/src/core/linear_ops.cpp) the first time it
+    is seen: a plan's constants are the same objects on every run, so a node packs its
+    weight once. Other weights (on CUDA, not float32, or a CPU without the kernel) pass as
+    they are. The (weight, packed) pair is one attribute, as in HostInts."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self):
+        self._last = (None, None)
+
+    def __call__(self, w, transposed):
+        """w's packed form (of w.mT when transposed), or the matrix itself."""
+        last = self._last
+        if last[0] is w:
+            return last[1]
+        matrix = w.mT if transposed else w
+        packed = matrix
+        if w.dtype == xrt.float32 and w.device.type == "cpu" and _packs_cpu_weights():
+            packed = xrt.nn.PackedLinearWeight(matrix)
+        self._last = (w, packed)
+        return packed
+
+
 @op("FusedLinear", domain="xpuruntime")
 def _fused_linear(node):
     """Made by the ``linear`` fusion (native/fusion.py): x times a constant matrix, plus a
-    constant bias, then an optional activation, as one ``xrt.nn.linear``."""
+    constant bias, then an optional activation, as one ``xrt.nn.linear``; on a CPU with
+    AVX-512 the weight is packed once (``linear_packed``)."""
     layout, activation = node.attr("layout"), node.attr("activation", None)
+    packed = _PackedWeights()
 
     def run(x, w, b):
-        return (xrt.nn.linear(x, w.mT if layout == "kn" else w, b, activation=activation),)
+        weight = packed(w, layout == "kn")
+        if type(weight) is xrt.nn.PackedLinearWeight and not (
+                x.dtype == xrt.float32 and (b is None or b.dtype == xrt.float32)
+                and not _pins_the_product(xrt.get_kernel_policy().preferences)):
+            weight = w.mT if layout == "kn" else w
+        return (xrt.nn.linear(x, weight, b, activation=activation),)
     return run
 
 

@@ -1,0 +1,114 @@
+// cpp/src/cpu/linear_packed_avx512.cpp: linear on a packed float32 weight with AVX-512
+// (Note [Packed linear weights] in core/linear_ops.cpp). Compiled for x86-64-v4 and
+// registered only where the CPU has it.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "core/host/thread_pool.h"
+#include "core/linear_internal.h"
+#include "cpu/kernels.h"
+
+namespace xrt::cpu::avx512 {
+
+namespace {
+
+constexpr int kRows = 8;         // rows of x per micro-tile
+constexpr int64_t kDepth = 512;  // k per pass over a tile (a panel's slice: 64 KB)
+
+// c[r][0..cols) (+)= sum_p a[r * lda + p] * panel[p][0..32) for r < R, then (on the last
+// pass) + bias, ReLU. The 2R accumulators stay in registers; a row of x is broadcast from
+// memory into each multiply-add.
+template <int R>
+void tile(int64_t depth, const float* a, int64_t lda, const float* panel, float* c,
+          int64_t ldc, int cols, bool accumulate, const float* bias, bool relu) {
+  __m512 lo[R], hi[R];
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < depth; ++p) {
+    const __m512 b0 = _mm512_loadu_ps(panel + p * 32);
+    const __m512 b1 = _mm512_loadu_ps(panel + p * 32 + 16);
+    for (int r = 0; r < R; ++r) {
+      const __m512 x = _mm512_set1_ps(a[r * lda + p]);
+      lo[r] = _mm512_fmadd_ps(x, b0, lo[r]);
+      hi[r] = _mm512_fmadd_ps(x, b1, hi[r]);
+    }
+  }
+  const __mmask16 m0 = cols >= 16 ? 0xffff : static_cast<__mmask16>((1u << cols) - 1);
+  const __mmask16 m1 =
+      cols >= 32 ? 0xffff : cols <= 16 ? 0 : static_cast<__mmask16>((1u << (cols - 16)) - 1);
+  __m512 bias0 = _mm512_setzero_ps(), bias1 = _mm512_setzero_ps();
+  if (bias) {
+    bias0 = _mm512_maskz_loadu_ps(m0, bias);
+    bias1 = _mm512_maskz_loadu_ps(m1, bias + 16);
+  }
+  const __m512 zero = _mm512_setzero_ps();
+  for (int r = 0; r < R; ++r) {
+    float* row = c + r * ldc;
+    __m512 v0 = lo[r], v1 = hi[r];
+    if (accumulate) {
+      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, row));
+      v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, row + 16));
+    }
+    if (bias) {
+      v0 = _mm512_add_ps(v0, bias0);
+      v1 = _mm512_add_ps(v1, bias1);
+    }
+    if (relu) {
+      v0 = _mm512_max_ps(v0, zero);
+      v1 = _mm512_max_ps(v1, zero);
+    }
+    _mm512_mask_storeu_ps(row, m0, v0);
+    _mm512_mask_storeu_ps(row + 16, m1, v1);
+  }
+}
+
+using TileFn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, int,
+                        bool, const float*, bool);
+constexpr TileFn kTiles[kRows + 1] = {nullptr,  tile<1>, tile<2>, tile<3>, tile<4>,
+                                      tile<5>, tile<6>, tile<7>, tile<8>};
+
+}  // namespace
+
+void linear_packed_kernel(const KernelCall& call) {
+  const Tensor& x = call.in(0);
+  const Tensor& packed = call.in(1);
+  Tensor& out = call.out();
+  const int64_t m = out.shape()[0], n = out.shape()[1], k = x.shape()[1];
+  const float* a = reinterpret_cast<const float*>(x.data());
+  const float* panels = reinterpret_cast<const float*>(packed.data());
+  const float* bias = call.num_inputs > 2 ? reinterpret_cast<const float*>(call.in(2).data())
+                                          : nullptr;
+  float* c = reinterpret_cast<float*>(out.data());
+  const Activation activation = activation_of(call);
+  const bool relu = activation == Activation::Relu;
+  const int64_t npanels = (n + kLinearPanel - 1) / kLinearPanel;
+  // Tasks: 64 rows of x by one panel, panel-major within a row block, so that a thread's
+  // consecutive tasks share the rows they read.
+  const int64_t row_blocks = (m + 63) / 64, tasks = row_blocks * npanels;
+  const int64_t grain = std::max<int64_t>(1, (tasks + host::num_threads() - 1) /
+                                                 host::num_threads());
+  if (m > 0 && n > 0) {
+    host::parallel_for(tasks, grain, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t rb = t / npanels, jp = t % npanels;
+        const int64_t r_end = std::min(m, (rb + 1) * 64);
+        const int cols = static_cast<int>(std::min<int64_t>(kLinearPanel, n - jp * kLinearPanel));
+        for (int64_t p0 = 0; p0 < std::max<int64_t>(k, 1); p0 += kDepth) {
+          const int64_t depth = std::min(kDepth, k - p0);
+          const bool last = p0 + kDepth >= k;
+          const float* panel = panels + (jp * k + p0) * kLinearPanel;
+          for (int64_t r = rb * 64; r < r_end; r += kRows) {
+            const int rows = static_cast<int>(std::min<int64_t>(kRows, r_end - r));
+            kTiles[rows](depth, a + r * k + p0, k, panel, c + r * n + jp * kLinearPanel, n,
+                         cols, p0 > 0, last && bias ? bias + jp * kLinearPanel : nullptr,
+                         last && relu);
+          }
+        }
+      }
+    });
+  }
+  if (activation != Activation::None && !relu) apply_activation(activation, out);
+}
+
+}  // namespace xrt::cpu::avx512
