@@ -1,6 +1,7 @@
 // cpp/src/cpu/matmul_common.h: walking the batch of a matmul call (shared by its kernels).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "xpuruntime/kernel.h"
 
@@ -16,6 +17,7 @@ struct MatrixProduct {
 };
 
 /// Calls fn(product) for each matrix of the batch; inputs are broadcast to the batch shape.
+/// The products run one after another (each may use the pool itself).
 template <class Fn> void for_each_matrix(const KernelCall& call, Fn&& fn) {
   const Tensor &a = call.in(0), &b = call.in(1), &c = call.out();
   int nd = c.ndim();
@@ -43,6 +45,13 @@ template <class Fn> void for_each_matrix(const KernelCall& call, Fn&& fn) {
     p.c = c.data() + i * p.m * p.n * item;
     fn(p);
   }
+}
+
+/// The products of the batch as a list, for kernels that run small ones in parallel.
+inline std::vector<MatrixProduct> matrices(const KernelCall& call) {
+  std::vector<MatrixProduct> out;
+  for_each_matrix(call, [&](const MatrixProduct& p) { out.push_back(p); });
+  return out;
 }
 
 }  // namespace xrt::cpu

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cpu/kernels.h"
+#include "core/host/thread_pool.h"
 #include "cpu/matmul_common.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/ops.h"
@@ -58,9 +59,9 @@ BlasLayout pack(const char* src, int64_t rows, int64_t cols, int64_t s_row, int6
   return BlasLayout{CblasNoTrans, std::max<int64_t>(cols, 1)};
 }
 
-template <class T> void matmul_typed(const KernelCall& call) {
+template <class T> void product(const MatrixProduct& g) {
   const int64_t item = sizeof(T);
-  for_each_matrix(call, [&](const MatrixProduct& g) {
+  {
     T* c = reinterpret_cast<T*>(g.c);
     if (g.m == 0 || g.n == 0) return;
     if (g.k == 0) return std::fill(c, c + g.m * g.n, T(0));
@@ -78,7 +79,27 @@ template <class T> void matmul_typed(const KernelCall& call) {
     if (!la || !aligned) la = pack(g.a, g.m, g.k, g.a_row, g.a_col, a_copy, &a);
     if (!lb || !aligned) lb = pack(g.b, g.k, g.n, g.b_row, g.b_col, b_copy, &b);
     gemm<T>(la->trans, lb->trans, g.m, g.n, g.k, a, la->ld, b, lb->ld, c);
-  });
+  }
+}
+
+// Below this many multiply-adds OpenBLAS runs a product on one thread, so a batch of them
+// (attention's heads) runs on the pool, a product per task: 4 heads of 64^3 took 20 us
+// one after another on two cores.
+constexpr int64_t kSmallProduct = int64_t(1) << 21;
+
+template <class T> void matmul_typed(const KernelCall& call) {
+  const Tensor& out = call.out();
+  const int nd = out.ndim();
+  const int64_t work = out.shape()[nd - 2] * out.shape()[nd - 1] * call.in(0).shape()[nd - 1];
+  if (out.numel() > 0 && work <= kSmallProduct && out.numel() / std::max<int64_t>(
+          out.shape()[nd - 2] * out.shape()[nd - 1], 1) > 1) {
+    const std::vector<MatrixProduct> batch = matrices(call);
+    host::parallel_for(static_cast<int64_t>(batch.size()), 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) product<T>(batch[static_cast<size_t>(i)]);
+    });
+    return;
+  }
+  for_each_matrix(call, [](const MatrixProduct& g) { product<T>(g); });
 }
 
 }  // namespace
