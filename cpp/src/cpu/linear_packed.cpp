@@ -11,15 +11,10 @@
 namespace xrt::cpu {
 
 void linear_packed_kernel(const KernelCall& call) {
-  const Tensor& x = call.in(0);
-  const Tensor& packed = call.in(1);
-  Tensor& out = call.out();
-  const int64_t m = out.shape()[0], n = out.shape()[1], k = x.shape()[1];
-  const float* a = reinterpret_cast<const float*>(x.data());
-  const float* panels = reinterpret_cast<const float*>(packed.data());
-  const float* bias = call.num_inputs > 2 ? reinterpret_cast<const float*>(call.in(2).data())
-                                          : nullptr;
-  float* c = reinterpret_cast<float*>(out.data());
+  const PackedLinearOperands o(call);
+  const int64_t m = o.m, n = o.n, k = o.k;
+  const float *a = o.x, *panels = o.panels, *bias = o.bias;
+  float* c = o.out;
   const int64_t npanels = (n + kLinearPanel - 1) / kLinearPanel;
   host::parallel_for(m, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n * k)),
                      [&](int64_t r0, int64_t r1) {
@@ -35,7 +30,7 @@ void linear_packed_kernel(const KernelCall& call) {
           c[r * n + jp * kLinearPanel + j] = acc[j] + (bias ? bias[jp * kLinearPanel + j] : 0.0f);
       }
   });
-  apply_activation(activation_of(call), out);
+  apply_activation(activation_of(call), call.out());
 }
 
 }  // namespace xrt::cpu

@@ -71,15 +71,10 @@ constexpr TileFn kTiles[kRows + 1] = {nullptr,  tile<1>, tile<2>, tile<3>, tile<
 }  // namespace
 
 void linear_packed_kernel(const KernelCall& call) {
-  const Tensor& x = call.in(0);
-  const Tensor& packed = call.in(1);
-  Tensor& out = call.out();
-  const int64_t m = out.shape()[0], n = out.shape()[1], k = x.shape()[1];
-  const float* a = reinterpret_cast<const float*>(x.data());
-  const float* panels = reinterpret_cast<const float*>(packed.data());
-  const float* bias = call.num_inputs > 2 ? reinterpret_cast<const float*>(call.in(2).data())
-                                          : nullptr;
-  float* c = reinterpret_cast<float*>(out.data());
+  const PackedLinearOperands o(call);
+  const int64_t m = o.m, n = o.n, k = o.k;
+  const float *a = o.x, *panels = o.panels, *bias = o.bias;
+  float* c = o.out;
   const Activation activation = activation_of(call);
   const bool relu = activation == Activation::Relu;
   const int64_t npanels = (n + kLinearPanel - 1) / kLinearPanel;
@@ -108,7 +103,7 @@ void linear_packed_kernel(const KernelCall& call) {
       }
     });
   }
-  if (activation != Activation::None && !relu) apply_activation(activation, out);
+  if (activation != Activation::None && !relu) apply_activation(activation, call.out());
 }
 
 }  // namespace xrt::cpu::avx512
