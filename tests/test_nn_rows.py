@@ -216,3 +216,18 @@ def test_softmax_far_below_the_max_and_masked(device):
     np.testing.assert_allclose(host(nn.softmax(xrt.asarray(causal, device=device))),
                                ref_softmax(causal.astype(np.float64), -1), rtol=2e-6,
                                atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_rows_of_a_view_off_the_16_byte_grid(device, dtype):
+    # Note in cpp/kernels/xrt/norm.cuh: rows on 16-byte boundaries move 16 bytes per access;
+    # a contiguous view starting one element in takes the one-element path. Same values.
+    flat = np.random.default_rng(7).standard_normal(1 + 6 * 64)
+    t = xrt.astype(xrt.asarray(flat, device=device), getattr(xrt, dtype))
+    view = xrt.reshape(t[1:], (6, 64))
+    copy = xrt.asarray(view, copy=True)
+    w = xrt.astype(xrt.asarray(np.linspace(0.5, 1.5, 64), device=device), t.dtype)
+    tol = TOLERANCE[dtype]
+    for f in (nn.softmax, nn.log_softmax, lambda v: nn.layer_norm(v, 64, w, w),
+              lambda v: nn.rms_norm(v, 64, w)):
+        np.testing.assert_allclose(host(f(view)), host(f(copy)), rtol=tol, atol=tol)

@@ -19,20 +19,26 @@ constexpr int kBlock = 256;              // kBlock of norm.cuh
 constexpr int64_t kWarpRowLimit = 1024;  // longer rows take a block
 const char* const kOps[] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
 
-std::string kernel_name(int op, int group) {
-  return "xrt_rows_" + std::to_string(op) + "_" + std::to_string(group);
+std::string kernel_name(int op, int group, int vec) {
+  return "xrt_rows_" + std::to_string(op) + "_" + std::to_string(group) + "_" +
+         std::to_string(vec);
 }
+
+// Elements of dtype in 16 bytes: the widest access the kernels make.
+int widest_vector(DType dtype) { return static_cast<int>(16 / itemsize(dtype)); }
 
 KernelSource rows_source(DType dtype) {
   const std::string t = device_type(dtype);
   std::string s = "#include \"xrt/norm.cuh\"\n";
   for (int op = 0; op < 4; ++op)
     for (int group : {32, kBlock})
-      s += "extern \"C\" __global__ void __launch_bounds__(256) " + kernel_name(op, group) +
-           "(const " + t + "* x, " + t + "* y, const " + t + "* w, const " + t +
-           "* b, const " + t + "* r, " + t + "* s, xrt::index_t rows, xrt::index_t cols, " +
-           "double eps) {\n  xrt::norm::rows<" + t + ", " + std::to_string(op) + ", " +
-           std::to_string(group) + ">(x, y, w, b, r, s, rows, cols, eps);\n}\n";
+      for (int vec : {1, widest_vector(dtype)})
+        s += "extern \"C\" __global__ void __launch_bounds__(256) " +
+             kernel_name(op, group, vec) + "(const " + t + "* x, " + t + "* y, const " + t +
+             "* w, const " + t + "* b, const " + t + "* r, " + t + "* s, xrt::index_t rows, " +
+             "xrt::index_t cols, double eps) {\n  xrt::norm::rows<" + t + ", " +
+             std::to_string(op) + ", " + std::to_string(group) + ", " + std::to_string(vec) +
+             ">(x, y, w, b, r, s, rows, cols, eps);\n}\n";
   return {s, {}};
 }
 
@@ -60,11 +66,17 @@ template <int OP> void rows_kernel(const KernelCall& call) {
   activate(device);
   const DType dtype = x.dtype();
   const int group = cols <= kWarpRowLimit ? 32 : kBlock;
-  const std::string key = std::string("rows/") + device_type(dtype);
-  CUfunction fn = jit_function(device, key, [&] { return rows_source(dtype); },
-                               kernel_name(OP, group));
   const void* in = x.data();
   void* out = call.out().data();
+  // 16-byte accesses where every row and operand starts on a 16-byte boundary.
+  int vec = widest_vector(dtype);
+  bool aligned = cols % vec == 0;
+  for (const void* p : {in, static_cast<const void*>(out), w, b, r, static_cast<const void*>(s)})
+    aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  if (!aligned) vec = 1;
+  const std::string key = std::string("rows/") + device_type(dtype);
+  CUfunction fn = jit_function(device, key, [&] { return rows_source(dtype); },
+                               kernel_name(OP, group, vec));
   int64_t n = rows, c = cols;
   void* params[] = {&in, &out, &w, &b, &r, &s, &n, &c, &eps};
   launch(fn, {grid_blocks(rows, kBlock / group)}, {kBlock}, 0, current_stream(device), params);
