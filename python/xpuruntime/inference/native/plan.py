@@ -298,9 +298,23 @@ class Plan:
         try:
             return node.fn(*args)
         except (xrt.XpuRuntimeError, ValueError, TypeError, IndexError) as e:
-            if str(e).startswith(f"node {node.name!r}"):
+            named = _named(node, e)
+            if named is e:
                 raise
-            raise type(e)(f"node {node.name!r} ({node.op_type}): {e}") from e
+            raise named from e
+
+    def _args(self, node, env):
+        """The node's inputs from env, moved where the node reads them."""
+        args = [env[name] if name else None for name in node.inputs]
+        for index, how in node.moves:
+            name = node.inputs[index]
+            if how == "constant":
+                args[index] = self.device_constants[name]
+            elif how == "device":
+                args[index] = args[index].to_device(self.device)
+            else:
+                args[index] = args[index].to_device(self.host)
+        return args
 
     def run(self, feeds, record=False, profile=False):
         """Runs the plan on ``feeds`` (name -> Tensor on the device) and returns the env
@@ -311,17 +325,10 @@ class Plan:
             if self.low is not None and value.dtype == xrt.float32:
                 value = xrt.astype(value, self.low)
             env[name] = value
-        device_constants = self.device_constants
+        if not (record or profile):
+            return self._run_plain(env)
         for node in self.nodes:
-            args = [env[name] if name else None for name in node.inputs]
-            for index, how in node.moves:
-                name = node.inputs[index]
-                if how == "constant":
-                    args[index] = device_constants[name]
-                elif how == "device":
-                    args[index] = args[index].to_device(self.device)
-                else:
-                    args[index] = args[index].to_device(self.host)
+            args = self._args(node, env)
             if record:
                 with xrt.explain() as log:
                     outputs = self._call(node, args)
@@ -342,6 +349,35 @@ class Plan:
         if record:
             self.recorded = True
         return env
+
+    def _run_plain(self, env):
+        """run without recording or timing: the loop with the least Python per node (about
+        40 nodes run per call of a small transformer, each a few microseconds of work)."""
+        node = None
+        try:
+            for node in self.nodes:
+                if node.moves:
+                    outputs = node.fn(*self._args(node, env))
+                else:
+                    outputs = node.fn(*[env[name] if name else None for name in node.inputs])
+                for name, value in zip(node.outputs, outputs):
+                    if name:
+                        env[name] = value
+                for name in node.frees:
+                    del env[name]
+        except (xrt.XpuRuntimeError, ValueError, TypeError, IndexError) as e:
+            named = _named(node, e)
+            if named is e:
+                raise
+            raise named from e
+        return env
+
+
+def _named(node, error):
+    """error with the node's name and op in front; error itself when it already names it."""
+    if str(error).startswith(f"node {node.name!r}"):
+        return error
+    return type(error)(f"node {node.name!r} ({node.op_type}): {error}")
 
 
 def _in_float32(fn, low):

@@ -5,6 +5,8 @@ im2col + matmul, and pooling."""
 import math
 
 import xpuruntime as xrt
+from xpuruntime import _core
+from xpuruntime.nn import _ACTIVATIONS as _ACTIVATION_CODES
 
 from . import op
 from ._common import axis_of
@@ -66,13 +68,16 @@ def _fused_linear(node):
     layout, activation = node.attr("layout"), node.attr("activation", None)
     packed = _PackedWeights()
 
+    code = _ACTIVATION_CODES[activation]
+
     def run(x, w, b):
         weight = packed(w, layout == "kn")
-        if type(weight) is xrt.nn.PackedLinearWeight and not (
-                x.dtype == xrt.float32 and (b is None or b.dtype == xrt.float32)
-                and not _pins_the_product(xrt.get_kernel_policy().preferences)):
+        if type(weight) is xrt.nn.PackedLinearWeight:
+            if x.dtype == xrt.float32 and (b is None or b.dtype == xrt.float32) and \
+                    not _pins_the_product(_core._current_policy().preferences):
+                return (_core._linear_packed(x, weight._packed, weight.out_features, b, code),)
             weight = w.mT if layout == "kn" else w
-        return (xrt.nn.linear(x, weight, b, activation=activation),)
+        return (_core._linear(x, weight, b, code),)
     return run
 
 

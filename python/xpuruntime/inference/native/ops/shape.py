@@ -61,8 +61,19 @@ def _reshape(node):
         shape = node.attr("shape")
         return lambda x: (xrt.reshape(x, reshape_target(shape, x.shape, 0, node)),)
     shape_of = HostInts()
-    return lambda x, s: (xrt.reshape(x, reshape_target(shape_of(s), x.shape, allowzero,
-                                                       node)),)
+    last = [(None, None, None)]  # (shape values, input shape, target), one assignment
+
+    def run(x, s):
+        # A plan's shape input is read once (HostInts); with the input's shape unchanged,
+        # the target is the last one.
+        values, in_shape = shape_of(s), x.shape
+        seen = last[0]
+        if seen[0] is values and seen[1] == in_shape:
+            return (xrt.reshape(x, seen[2]),)
+        target = reshape_target(values, in_shape, allowzero, node)
+        last[0] = (values, in_shape, target)
+        return (xrt.reshape(x, target),)
+    return run
 
 
 @op("Flatten")
