@@ -284,7 +284,9 @@ def test_jax_input_is_taken_through_dlpack(model):
     jax = pytest.importorskip("jax")
     proto, reference = model
     sess = xrt.InferenceSession(proto)
-    x = jax.numpy.ones((2, 16), dtype=jax.numpy.float32)
+    # On the host: where JAX has a GPU its arrays live there by default, and a CPU session
+    # copies them (as it says).
+    x = jax.device_put(jax.numpy.ones((2, 16), dtype=jax.numpy.float32), jax.devices("cpu")[0])
     y = sess.run({"x": x})["y"]
     np.testing.assert_allclose(np.asarray(y), reference(np.ones((2, 16), np.float32)),
                                rtol=1e-5, atol=1e-5)
