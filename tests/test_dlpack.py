@@ -624,6 +624,9 @@ def test_cupy_side_stream_both_ways(cupy, torch):
     with ours, other:
         b = cupy.from_dlpack(y)  # our stream -> CuPy's side stream
         total = b.sum()
+    # The sum ran on CuPy's non-blocking side stream; reading it from another stream
+    # (float() copies on the current one) needs that stream finished first.
+    other.synchronize()
     assert float(total) == 8.0 * (1 << 20)
 
 
