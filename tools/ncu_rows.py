@@ -13,19 +13,17 @@ profiles exactly one call per library and case. The timings are the benchmarks' 
 """
 
 import argparse
+import os
 import sys
 
 import numpy as np
-import xpuruntime as xrt
 
-try:
-    import torch
-except ImportError:
-    torch = None
-try:
-    import cupy
-except ImportError:
-    cupy = None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                "benchmarks"))
+import xpuruntime as xrt
+from common import optional
+
+torch, cupy = optional("torch"), optional("cupy")
 
 _cudart = None
 

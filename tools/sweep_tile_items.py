@@ -8,33 +8,22 @@ microseconds per call (the host's wait for nonzero's count included) and the rat
 
 import argparse
 import os
-import time
+import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                "benchmarks"))
 import xpuruntime as xrt
+from common import optional, timed
 
-try:
-    import torch
-except ImportError:
-    torch = None
-try:
-    import cupy
-except ImportError:
-    cupy = None
+torch, cupy = optional("torch"), optional("cupy")
 
 
-def timed(fn, sync, calls=50, runs=7):
+def best_us(fn, calls=50, runs=7):
+    """Best of `runs` means of `calls` queued calls, in microseconds."""
     fn()
-    sync()
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best * 1e6
+    return min(timed(fn, calls) for _ in range(runs)) * 1e6
 
 
 def main():
@@ -45,7 +34,6 @@ def main():
     c = rng.random(1 << 24, dtype=np.float32)
     b = np.random.default_rng(1).random(10**7) < 0.5
     xc, xb = xrt.asarray(c, device="cuda:0"), xrt.asarray(b, device="cuda:0")
-    sync = xrt.cuda.synchronize
     expected_c, expected_b = None, None
     rows = []
     for n in items:
@@ -56,19 +44,17 @@ def main():
                 got_b.to_device("cpu"))
         assert np.array_equal(np.asarray(got_b.to_device("cpu")), expected_b), n
         np.testing.assert_allclose(np.asarray(got_c.to_device("cpu")), expected_c, rtol=1e-5)
-        rows.append((n, timed(lambda: xrt.cumulative_sum(xc), sync),
-                     timed(lambda: xrt.nonzero(xb), sync)))
+        rows.append((n, best_us(lambda: xrt.cumulative_sum(xc)),
+                     best_us(lambda: xrt.nonzero(xb))))
     os.environ.pop("XPURUNTIME_CUDA_TILE_ITEMS")
     peers = {}
     if torch is not None:
         tc, tb = torch.from_numpy(c).cuda(), torch.from_numpy(b).cuda()
-        ts = torch.cuda.synchronize
-        peers["torch"] = (timed(lambda: torch.cumsum(tc, 0), ts),
-                          timed(lambda: torch.nonzero(tb, as_tuple=True), ts))
+        peers["torch"] = (best_us(lambda: torch.cumsum(tc, 0)),
+                          best_us(lambda: torch.nonzero(tb, as_tuple=True)))
     if cupy is not None:
         cc, cb = cupy.asarray(c), cupy.asarray(b)
-        cs = cupy.cuda.Device().synchronize
-        peers["cupy"] = (timed(lambda: cupy.cumsum(cc), cs), timed(lambda: cupy.nonzero(cb), cs))
+        peers["cupy"] = (best_us(lambda: cupy.cumsum(cc)), best_us(lambda: cupy.nonzero(cb)))
     print("items  cumsum us  nonzero us  " + "  ".join(
         f"{p}/xrt cumsum  {p}/xrt nonzero" for p in peers))
     for n, tc_, tn_ in rows:

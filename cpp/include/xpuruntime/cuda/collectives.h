@@ -52,7 +52,7 @@ struct CommunicatorState;
 /// Either way it aborts the communicator: NCCL's kernels see the abort flag and return, the
 /// streams move on, and every later use (a collective, wait_event, check) raises CudaError
 /// with the reason. The join has the same deadline, so a rank that never joins makes the
-/// others raise instead of hanging (Note [Communicator lifetime] in collectives.cpp).
+/// others raise instead of hanging (Note [Communicator lifetime] in cpp/src/cuda/communicator.cpp).
 /// timeout_seconds <= 0: no deadline.
 class Communicator {
  public:
