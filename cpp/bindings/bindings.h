@@ -75,5 +75,6 @@ void bind_cuda_kernels(nb::module_& m);
 void bind_cuda_memory(nb::module_& m);
 void bind_cuda_elementwise(nb::module_& m);
 void bind_cuda_collectives(nb::module_& m);
+void bind_cuda_attention(nb::module_& m);
 
 }  // namespace xrt::py

@@ -191,11 +191,12 @@ void bind_cuda_loader(nb::module_& c) {
     d["cublaslt"] = library_dict(s.cublaslt);
     return d;
   });
-  // Opens the library if needed (cuFFT, cuSOLVER and NCCL are loaded on first use).
+  // Opens the library if needed (cuFFT, cuSOLVER, NCCL and cuDNN are loaded on first use).
   c.def("library_status", [](const std::string& name) {
     if (name == "cufft") return library_dict(cuda::library_status(cuda::Library::Cufft));
     if (name == "cusolver") return library_dict(cuda::library_status(cuda::Library::Cusolver));
     if (name == "nccl") return library_dict(cuda::library_status(cuda::Library::Nccl));
+    if (name == "cudnn") return library_dict(cuda::library_status(cuda::Library::Cudnn));
     throw nb::value_error(("unknown CUDA library " + name).c_str());
   });
   c.def("cublas_version", &cuda::cublas_version);
@@ -307,4 +308,5 @@ NB_MODULE(_core, m) {
   bind_cuda_memory(cuda);
   bind_cuda_elementwise(cuda);
   bind_cuda_collectives(cuda);
+  bind_cuda_attention(cuda);
 }

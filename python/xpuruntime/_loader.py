@@ -10,11 +10,12 @@ helpers without its symbol prefix (``droundup_lwork_``, ...), which, made global
 replace the 32-bit-integer ones that SciPy's own OpenBLAS calls, and SciPy's LAPACK would then
 ask for absurd work arrays ("Too large work array required").
 
-The CUDA libraries (driver, NVRTC, cuBLAS(Lt), cuFFT, cuSOLVER, NCCL) are opened by the C++ side on
+The CUDA libraries (driver, NVRTC, cuBLAS(Lt), cuFFT, cuSOLVER, NCCL, cuDNN) are opened by the C++ side on
 demand (``cpp/src/cuda/loader.cpp``); it asks ``find_cuda_library`` where each one is, which
 asks cuda-pathfinder (it knows the CUDA 12/13 wheel layouts, conda and CUDA_HOME). Without
-cuda-pathfinder, NCCL is still found in its wheel (``nvidia-nccl-cu13``, the ``distributed``
-extra), and the C++ side falls back to the system's own search.
+cuda-pathfinder, NCCL and cuDNN are still found in their wheels (``nvidia-nccl-cu13``, the
+``distributed`` extra; ``nvidia-cudnn-cu13``), and the C++ side falls back to the system's own
+search.
 """
 
 import ctypes
@@ -43,7 +44,7 @@ def preload_openblas():
 
 def find_cuda_library(name):
     """(path, how it was found) of the NVIDIA library name ("cuda", "nvrtc", "cublas",
-    "cublasLt", "cufft", "cusolver", "nccl"), found and loaded by cuda-pathfinder.
+    "cublasLt", "cufft", "cusolver", "nccl", "cudnn"), found and loaded by cuda-pathfinder.
 
     LookupError with the reason when it cannot be found, None when cuda-pathfinder is not
     installed; either way the C++ loader then tries the system's search.
@@ -54,6 +55,11 @@ def find_cuda_library(name):
     try:
         loaded = pathfinder.load_nvidia_dynamic_lib(name)
     except Exception as e:  # not found, or its probe failed: a reason either way
+        # A wheel with one fixed place is still found where this cuda-pathfinder does not
+        # know the library (older releases lack cuDNN).
+        found = _wheel_library(name)
+        if found is not None:
+            return found
         raise LookupError(_first_sentence(e)) from None
     if loaded.abs_path is None:  # loaded by someone else, from a path the OS does not tell
         raise LookupError(f"{name} is loaded, but cuda-pathfinder cannot tell from where")
@@ -63,7 +69,8 @@ def find_cuda_library(name):
 
 
 # Wheels whose library has one fixed place: (package, path inside it).
-_WHEEL_LIBRARIES = {"nccl": ("nvidia.nccl", os.path.join("lib", "libnccl.so.2"))}
+_WHEEL_LIBRARIES = {"nccl": ("nvidia.nccl", os.path.join("lib", "libnccl.so.2")),
+                    "cudnn": ("nvidia.cudnn", os.path.join("lib", "libcudnn.so.9"))}
 
 
 def _wheel_library(name):

@@ -35,7 +35,7 @@ const Status& status();
 /// function table (cuda/driver.h) and the NVRTC and cuBLAS tables resolve their symbols here.
 /// cuFFT, cuSOLVER and NCCL are large and rarely needed: they are opened on first use, not
 /// by the probe, and library_status says what that found.
-enum class Library { Driver, Nvrtc, Cublas, CublasLt, Cufft, Cusolver, Nccl };
+enum class Library { Driver, Nvrtc, Cublas, CublasLt, Cufft, Cusolver, Nccl, Cudnn };
 void* library_handle(Library library);
 LibraryStatus library_status(Library library);
 

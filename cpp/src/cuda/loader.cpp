@@ -1,4 +1,4 @@
-// cpp/src/cuda/loader.cpp: dlopen of libcuda, NVRTC, cuBLAS(Lt), cuFFT, cuSOLVER and NCCL;
+// cpp/src/cuda/loader.cpp: dlopen of libcuda, NVRTC, cuBLAS(Lt), cuFFT, cuSOLVER, NCCL and cuDNN;
 // nothing is linked.
 #include "xpuruntime/cuda_loader.h"
 
@@ -35,9 +35,10 @@ constexpr Candidate kCandidates[] = {
     {"cufft", {"libcufft.so.12", "libcufft.so.11", "libcufft.so"}},
     {"cusolver", {"libcusolver.so.12", "libcusolver.so.11", "libcusolver.so"}},
     {"nccl", {"libnccl.so.2", "libnccl.so", nullptr}},
+    {"cudnn", {"libcudnn.so.9", "libcudnn.so", nullptr}},
 };
 constexpr int kNumLibraries = static_cast<int>(std::size(kCandidates));
-static_assert(kNumLibraries == static_cast<int>(Library::Nccl) + 1,
+static_assert(kNumLibraries == static_cast<int>(Library::Cudnn) + 1,
               "one candidate per Library, in its order");
 
 struct Slot {
@@ -158,7 +159,7 @@ void set_library_finder(LibraryFinder find) {
 
 // Note: the CUDA 13 wheels put every library in one folder (nvidia/cu13/lib), and
 // cuSOLVER's own dependencies (cuSPARSE, nvJitLink, cuBLAS) resolve there through its
-// $ORIGIN rpath; a toolkit's lib64 works the same way. cuFFT, cuSOLVER and NCCL are large
+// $ORIGIN rpath; a toolkit's lib64 works the same way. cuFFT, cuSOLVER, NCCL and cuDNN are large
 // and rarely needed, so the probe leaves them for their first use.
 void* library_handle(Library library) {
   status();
