@@ -1,5 +1,6 @@
 """benchmarks/bench_torch_adapter.py: xpuruntime.pytorch against torch in the same run (GPU):
-flash_v2 vs torch's SDPA FLASH and cuDNN backends (TFLOP/s, forward and forward+backward),
+cudnn and flash_v2 vs torch's SDPA FLASH and cuDNN backends (TFLOP/s, forward and
+forward+backward),
 fused norms vs torch (TB/s), linear + bias + activation in one cuBLASLt call vs torch's
 F.linear + activation, the reroute's per-op host cost, the GPT training step.
 
@@ -60,11 +61,15 @@ def attention(quick):
                         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 return run
 
-            candidates = {"flash_v2": ours(4), "flash_v2/w8": ours(8),
+            candidates = {"cudnn": ours(), "flash_v2": ours(4), "flash_v2/w8": ours(8),
                           "torch FLASH": backend(SDPBackend.FLASH_ATTENTION),
                           "torch cuDNN": backend(SDPBackend.CUDNN_ATTENTION)}
             result = {}
             for name, fn in candidates.items():
+                # Our kernels by a policy set once (not a context per call, whose entry and
+                # exit would be timed too); torch's backends with none.
+                if not name.startswith("torch"):
+                    xt.set_kernel_policy(attention=name.split("/")[0])
                 try:
                     with torch.no_grad():
                         fwd = cuda_time(fn)
@@ -73,16 +78,20 @@ def attention(quick):
                 except RuntimeError as error:
                     result[name] = None
                     print(f"  {name}: {str(error).splitlines()[0]}", file=sys.stderr)
+                finally:
+                    xt.clear_kernel_policy()
             tag = f"{str(dtype)[6:]} {'causal' if causal else 'non-causal'} b{b} h{h} s{s} d{d}"
             rows.append((tag, result))
     _kernels.FORWARD_WARPS = 4
-    print("\n## attention (TFLOP/s forward / forward+backward; ratios flash_v2 over torch)")
+    print("\n## attention (TFLOP/s forward / forward+backward; ratios ours over torch)")
     for tag, result in rows:
         line = "  ".join(f"{n} {r[0]:.0f}/{r[1]:.0f}" for n, r in result.items() if r)
-        ours = result.get("flash_v2")
-        ratios = "  ".join(f"vs {n}: {ours[0] / r[0]:.2f}x / {ours[1] / r[1]:.2f}x"
-                           for n, r in result.items() if r and n.startswith("torch") and ours)
-        print(f"{tag}: {line}\n    {ratios}")
+        print(f"{tag}: {line}")
+        for mine in ("cudnn", "flash_v2"):
+            ours = result.get(mine)
+            ratios = "  ".join(f"vs {n}: {ours[0] / r[0]:.2f}x / {ours[1] / r[1]:.2f}x"
+                               for n, r in result.items() if r and n.startswith("torch") and ours)
+            print(f"    {mine} {ratios}")
 
 
 def norms(quick):
@@ -194,6 +203,7 @@ def gpt(quick):
 def check_choices():
     """Our kernels are the ones fused_* picks, and torch's baselines stay torch's."""
     import xpuruntime as xrt
+    from xpuruntime import _attention
 
     assert xt.rerouted_ops() == []
     q = torch.randn(1, 2, 128, 128, device="cuda", dtype=torch.bfloat16)
@@ -202,7 +212,8 @@ def check_choices():
         xt.fused_layernorm(q, (128,))
         F.scaled_dot_product_attention(q, q, q)
         F.layer_norm(q, (128,))
-    assert log.kernels() == ["flash_v2", "fused"], log.kernels()
+    want = "cudnn" if _attention.cudnn_available() else "flash_v2"
+    assert log.kernels() == [want, "fused"], log.kernels()
 
 
 def main():

@@ -41,8 +41,9 @@ def test_transformer_on_cuda(transformer, precision, tolerance, graphs):
     explain = engine.explain()
     assert explain["cuda_graph"] is graphs, explain["unhonoured"]
     assert not explain["unhonoured"]
-    kernels = {k["kernel"] for n in explain["nodes"] if n["op"] == "MatMul"
-               for k in n["kernels"] if k["op"] == "matmul"}
+    kernels = {k["kernel"] for n in explain["nodes"]
+               if n["op"] in ("MatMul", "FusedLinear", "ScaledDotProductAttention")
+               for k in n["kernels"] if k["op"] in ("matmul", "linear", "attention")}
     assert kernels and not kernels & {"host_fallback"}
 
 
@@ -51,7 +52,8 @@ def test_shape_values_stay_on_the_host(transformer):
     engine = native_engine(model, CUDA)
     run_native(model, {"x": x}, CUDA, engine=engine)
     places = {n["op"]: n["device"] for n in engine.explain()["nodes"]}
-    assert places.get("MatMul") == "cuda:0"
+    assert places.get("FusedLinear") == "cuda:0"
+    assert places.get("ScaledDotProductAttention") == "cuda:0"
     host_ops = {n["op"] for n in engine.explain()["nodes"] if n["device"] == "host"}
     assert host_ops <= {"Gather", "Unsqueeze", "Concat", "Div", "Mul", "Add", "Sub", "Slice",
                         "Cast", "Squeeze", "Equal", "Where", "Range", "ConstantOfShape",
@@ -82,3 +84,28 @@ def test_cnn_on_cuda():
         got = run_native(model, {"x": x}, CUDA, engine=engine)[0]
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
     assert engine.explain()["cuda_graph"]
+
+
+@pytest.mark.parametrize("graphs", (False, True))
+@pytest.mark.parametrize("heads", (2, 4))
+def test_attention_fusion_runs_cudnn_in_fp16(graphs, heads):
+    from xpuruntime import _attention
+
+    if not _attention.cudnn_available():
+        pytest.skip("cuDNN not found")
+    torch.manual_seed(0)
+    module = Transformer(layers=2, d=128, heads=heads).eval()
+    x = np.random.default_rng(2).standard_normal((1, 32, 128)).astype(np.float32)
+    with torch.no_grad():
+        expected = module(torch.from_numpy(x)).numpy()
+    model = export(module, torch.from_numpy(x))  # static: the causal mask is a constant
+    policy = ExecutionPolicy(precision="fp16", static_shape=graphs, cuda_graphs=graphs)
+    engine = native_engine(model, CUDA, policy)
+    for _ in range(3):
+        got = run_native(model, {"x": x}, CUDA, engine=engine)[0]
+        np.testing.assert_allclose(got, expected, rtol=3e-2, atol=3e-2)
+    nodes = [n for n in engine.explain()["nodes"] if n["op"] == "ScaledDotProductAttention"]
+    assert len(nodes) == 2
+    assert {k["kernel"] for n in nodes for k in n["kernels"] if k["op"] == "attention"} == {
+        "cudnn"}
+    assert [f["fusion"] for f in engine.explain()["fusions"]].count("attention") == 2

@@ -3,6 +3,8 @@ unsupported op naming the node, explain lists node -> op -> kernel -> reason and
 kernel policy, symbolic dimensions bind per run, constants fold, values die at their last
 use, fusions fold what they say, and unhonoured policy settings are reported."""
 
+import math
+
 import numpy as np
 import pytest
 import xpuruntime as xrt
@@ -324,3 +326,103 @@ def test_add_norm_fusion_falls_back_on_a_broadcasting_add():
     got = run_native(model, {"x": x, "y": y})[0]
     np.testing.assert_allclose(got, run_reference(model, {"x": x, "y": y})[0], rtol=1e-5,
                                atol=1e-5)
+
+
+@pytest.fixture
+def attention_everywhere(monkeypatch):
+    """The attention fusion on every device (it is CUDA's only: elsewhere it would run the
+    same ops), so that its node runs here too."""
+    from xpuruntime.inference.native import fusion
+
+    monkeypatch.setattr(fusion, "_DEVICES", {})
+
+
+def _attention_model(mask_kind, q_shape=(2, 3, 5, 8), k_shape=(2, 3, 7, 8), scale_op="Div"):
+    """MatMul(q, kᵀ), scale, an optional mask, Softmax, MatMul(v), as exporters write it."""
+    r = np.random.default_rng(8)
+    q = r.standard_normal(q_shape).astype(np.float32)
+    k = r.standard_normal(k_shape).astype(np.float32)
+    v = r.standard_normal(k_shape).astype(np.float32)
+    feeds = {"q": q, "k": k, "v": v}
+    init = {"perm_const": np.float32(math.sqrt(q_shape[-1]) if scale_op == "Div"
+                                     else 1 / math.sqrt(q_shape[-1])),
+            "ninf": np.float32(-np.inf)}
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"], name="qk"),
+             helper.make_node(scale_op, ["s", "perm_const"], ["ss"], name="scale")]
+    scores = "ss"
+    sq, skv = q_shape[-2], k_shape[-2]
+    if mask_kind == "causal":
+        init["cond"] = ~np.tril(np.ones((sq, skv), dtype=bool))
+        nodes.append(helper.make_node("Where", ["cond", "ninf", "ss"], ["m"], name="mask"))
+        scores = "m"
+    elif mask_kind == "keep":
+        keep = r.random((sq, skv)) > 0.3
+        keep[:, 0] = True
+        feeds["keep"] = keep
+        nodes.append(helper.make_node("Where", ["keep", "ss", "ninf"], ["m"], name="mask"))
+        scores = "m"
+    elif mask_kind == "add":
+        feeds["bias"] = r.standard_normal((1, 1, sq, skv)).astype(np.float32)
+        nodes.append(helper.make_node("Add", ["ss", "bias"], ["m"], name="mask"))
+        scores = "m"
+    nodes += [helper.make_node("Softmax", [scores], ["p"], axis=-1, name="softmax"),
+              helper.make_node("MatMul", ["p", "v"], ["y"], name="pv")]
+    model = make_model(nodes, feeds, {"y": (TensorProto.FLOAT, list(q_shape))}, init)
+    return model, feeds
+
+
+@pytest.mark.parametrize("mask_kind", ["none", "causal", "keep", "add"])
+def test_attention_fusion_makes_one_node(attention_everywhere, device, mask_kind):
+    model, feeds = _attention_model(mask_kind, scale_op="Mul" if mask_kind == "add" else "Div")
+    engine = native_engine(model, device)
+    fused = [n for n in engine.plan.nodes if n.op_type == "ScaledDotProductAttention"]
+    assert len(fused) == 1
+    assert fused[0].attrs["mask"] == {"none": "none", "causal": "causal", "keep": "keep",
+                                      "add": "add"}[mask_kind]
+    assert math.isclose(fused[0].attrs["scale"], 1 / math.sqrt(8), rel_tol=1e-6)
+    record = engine.explain()["fusions"][0]
+    assert record["fusion"] == "attention" and record["nodes"][0] == "qk"
+    got = run_native(model, feeds, device, engine=engine)[0]
+    np.testing.assert_allclose(got, run_reference(model, feeds)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_attention_fusion_in_float16_runs_the_attention_op(attention_everywhere, device):
+    model, feeds = _attention_model("causal")
+    engine = native_engine(model, device, ExecutionPolicy(precision="fp16"))
+    got = run_native(model, feeds, device, engine=engine)[0]
+    np.testing.assert_allclose(got, run_reference(model, feeds)[0], rtol=2e-2, atol=2e-2)
+    kernels = [k["kernel"] for n in engine.explain()["nodes"] for k in n["kernels"]
+               if k["op"] == "attention"]
+    assert kernels == (["math"] if device == "cpu" else ["cudnn"])
+
+
+def test_attention_fusion_falls_back_on_broadcasting_operands(attention_everywhere):
+    model, feeds = _attention_model("none", q_shape=(2, 3, 5, 8), k_shape=(1, 1, 7, 8))
+    engine = native_engine(model)
+    assert "ScaledDotProductAttention" in [n.op_type for n in engine.plan.nodes]
+    got = run_native(model, feeds, engine=engine)[0]
+    np.testing.assert_allclose(got, run_reference(model, feeds)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_attention_fusion_leaves_what_it_cannot_fuse(attention_everywhere):
+    # A scale after an added mask would scale the mask: not the pattern.
+    r = np.random.default_rng(9)
+    q = r.standard_normal((2, 4, 8)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["q", "kt"], ["s"]),
+             helper.make_node("Add", ["s", "bias"], ["m"]),
+             helper.make_node("Mul", ["m", "c"], ["ms"]),
+             helper.make_node("Softmax", ["ms"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "q"], ["y"])]
+    feeds = {"q": q, "kt": np.swapaxes(q, 1, 2).copy(),
+             "bias": r.standard_normal((4, 4)).astype(np.float32)}
+    model = make_model(nodes, feeds, {"y": (TensorProto.FLOAT, [2, 4, 8])},
+                       {"c": np.float32(0.5)})
+    assert "ScaledDotProductAttention" not in [n.op_type for n in native_engine(model).plan.nodes]
+    got = run_native(model, feeds)[0]
+    np.testing.assert_allclose(got, run_reference(model, feeds)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_attention_fusion_is_for_cuda_plans_only():
+    model, _ = _attention_model("causal")
+    assert "ScaledDotProductAttention" not in [n.op_type for n in native_engine(model).plan.nodes]

@@ -86,6 +86,62 @@ def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, wa
         assert rel_err(x, r) < TOL[dtype] * 2, (name, rel_err(x, r))
 
 
+CUDNN_CASES = [
+    # b, h, sq, sk, d, dv, causal, masked
+    (2, 3, 128, 128, 64, 64, False, False),
+    (2, 3, 128, 128, 128, 128, True, False),
+    (1, 2, 77, 77, 64, 64, True, False),       # odd length, causal
+    (1, 2, 100, 136, 128, 128, False, True),   # sq != sk, additive mask
+    (1, 2, 65, 200, 64, 64, True, False),      # causal with sk > sq (top-left)
+    (1, 1, 33, 33, 96, 96, False, False),      # head dim 96, no padding
+    (2, 2, 64, 64, 64, 32, False, False),      # v's head dim differs
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", CUDNN_CASES)
+def test_cudnn_matches_an_fp32_reference_forward_and_backward(dtype, case):
+    b, h, sq, sk, d, dv, causal, masked = case
+    q, = leaves((b, h, sq, d), dtype=dtype)
+    k, v = leaves((b, h, sk, d), (b, h, sk, dv), dtype=dtype)
+    mask = (torch.randn(b, 1, sq, sk, device="cuda", dtype=dtype) if masked else None)
+    with xrt.explain() as log:  # the default where cuDNN loads
+        out = xt.fused_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    assert log.kernels("attention") == ["cudnn"]
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    got = (out, q.grad, k.grad, v.grad)
+    q2, k2, v2 = (t.detach().float().requires_grad_() for t in (q, k, v))
+    ref = reference_attention(q2, k2, v2, mask, causal, 1 / math.sqrt(d))
+    ref.backward(grad.float())
+    for name, x, r in zip("o q k v".split(), got, (ref, q2.grad, k2.grad, v2.grad)):
+        assert x.dtype == dtype and x.shape == r.shape
+        assert torch.isfinite(x).all(), name
+        assert rel_err(x, r) < TOL[dtype] * 2, (name, rel_err(x, r))
+
+
+def test_cudnn_boolean_mask_strided_inputs_and_the_flash_pin_agree():
+    b, s, h, d = 2, 96, 4, 64
+    qkv = torch.randn(b, s, 3, h, d, device="cuda", dtype=torch.bfloat16)
+    q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))  # [b, h, s, d], strided
+    keep = torch.rand(s, s, device="cuda") > 0.3
+    keep.fill_diagonal_(True)
+    with xt.kernel_policy(attention="cudnn"), xrt.explain() as log:
+        out = xt.fused_attention(q, k, v, attn_mask=keep)
+    assert log.kernels("attention") == ["cudnn"]
+    with xt.kernel_policy(attention="flash_v2"):
+        flash = xt.fused_attention(q, k, v, attn_mask=keep)
+    assert rel_err(out, flash) < 2e-2
+
+
+def test_dropout_and_gqa_stay_on_torch():
+    q, k, v = leaves((1, 4, 64, 64), (1, 4, 64, 64), (1, 4, 64, 64), dtype=torch.float16)
+    with xrt.explain() as log:
+        xt.fused_attention(q, k, v, dropout_p=0.1)
+        xt.fused_attention(q, k[:, :2], v[:, :2], enable_gqa=True)
+    assert log.kernels("attention") == []
+
+
 def test_flash_v2_boolean_mask_and_strided_inputs():
     b, s, h, d = 2, 96, 4, 64
     qkv = torch.randn(b, s, 3, h, d, device="cuda", dtype=torch.bfloat16)
@@ -241,6 +297,9 @@ def test_torch_compile_over_the_custom_ops():
 def test_opcheck_of_the_custom_ops():
     q = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16, requires_grad=True)
     torch.library.opcheck(torch.ops.xpu.flash_attention.default, (q, q, q, None, True, 0.125),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+    torch.library.opcheck(torch.ops.xpu.cudnn_attention.default, (q, q, q, None, True, 0.125),
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
     x = torch.randn(4, 256, device="cuda", requires_grad=True)

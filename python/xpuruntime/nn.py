@@ -1,7 +1,8 @@
 """python/xpuruntime/nn.py: the layers models are made of, as single ops (like
 ``torch.nn.functional``): ``linear`` with a fused bias and activation, and the row ops
 ``softmax``, ``log_softmax``, ``layer_norm`` and ``rms_norm`` (one kernel each where the
-composed forms take five to nine; Note [Row ops] in ``cpp/src/core/norm_ops.cpp``).
+composed forms take five to nine; Note [Row ops] in ``cpp/src/core/norm_ops.cpp``), and
+``scaled_dot_product_attention`` (cuDNN's fused attention on CUDA; ``_attention.py``).
 
 On CUDA ``linear`` is one cuBLASLt product whose epilogue adds the bias and applies ReLU or
 tanh-GELU (the erf GELU adds one elementwise kernel), chosen under the op name ``linear`` so a
@@ -13,11 +14,15 @@ with the bias and activation applied in place. See Note [Fused linear] in
 
 import operator
 
-from . import _core
+from . import _attention, _core
+from ._attention import scaled_dot_product_attention
 from .special import erf, gelu
 
 __all__ = ["PackedLinearWeight", "add_layer_norm", "add_rms_norm", "erf", "gelu",
-           "layer_norm", "linear", "log_softmax", "relu", "rms_norm", "softmax"]
+           "layer_norm", "linear", "log_softmax", "relu", "rms_norm",
+           "scaled_dot_product_attention", "softmax"]
+
+_attention.register_kernels()
 
 _ACTIVATIONS = {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3}
 

@@ -10,7 +10,7 @@
 //
 //   forward:  S = Q·Kᵀ · scale [+ bias] [causal: S = row >= col ? S : -inf]
 //             M = max(S), E = exp(S - M), Z = sum(E), stats = M + log(Z), P = E / Z,
-//             O = P·V
+//             O = P·V   (stats virtual when the caller does not want them)
 //   backward: D = sum(dO * O) (per row, kept in the workspace)
 //             S = Q·Kᵀ · scale [+ bias] - stats [causal mask], E = exp(S)  (= P)
 //             dV = Eᵀ·dO, dS = (dO·Vᵀ - D) * E * scale, dK = dSᵀ·Q,
@@ -224,12 +224,13 @@ void build_forward(Graph& g, const AttentionSpec& spec, const Shape& s) {
   g.pointwise(CUDNN_POINTWISE_EXP, shifted, nullptr, nullptr, e);
   Desc sum = g.virtual_tensor(rows, contiguous(rows), CUDNN_DATA_FLOAT);
   g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
-  if (spec.stats) {
-    Desc log = g.virtual_tensor(rows, contiguous(rows), CUDNN_DATA_FLOAT);
-    g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, nullptr, log);
-    Desc stats = g.tensor(kStats, rows, contiguous(rows), CUDNN_DATA_FLOAT);
-    g.pointwise(CUDNN_POINTWISE_ADD, max, log, nullptr, stats);
-  }
+  // The statistics are part of the pattern cuDNN's engines recognise even for inference
+  // (measured: without them no engine takes the graph); unwanted, they stay virtual.
+  Desc log = g.virtual_tensor(rows, contiguous(rows), CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, nullptr, log);
+  Desc stats = spec.stats ? g.tensor(kStats, rows, contiguous(rows), CUDNN_DATA_FLOAT)
+                          : g.virtual_tensor(rows, contiguous(rows), CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_ADD, max, log, nullptr, stats);
   Desc p = g.virtual_tensor(scores, contiguous(scores), io);
   g.pointwise(CUDNN_POINTWISE_DIV, e, sum, nullptr, p);
   g.matmul(p, v, o);

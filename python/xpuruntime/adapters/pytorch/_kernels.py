@@ -231,3 +231,58 @@ def compile_sources(arch="sm_90"):
             compiled.append(_cuda._compile(code, f"layer_norm_fwd_{name}_{vec}_4", arch=arch,
                                            options=["-std=c++17", "--use_fast_math"]))
     return compiled
+
+
+# ---- cudnn --------------------------------------------------------------------------------
+
+
+def _layouts(tensors):
+    out = []
+    for t in tensors:
+        out += list(t.shape) + list(t.stride())
+    return out
+
+
+_TORCH_TO_XRT = {}
+
+
+def _xrt_dtype(torch, dtype):
+    if not _TORCH_TO_XRT:
+        from ... import _core
+        _TORCH_TO_XRT.update({torch.float16: _core.float16, torch.bfloat16: _core.bfloat16})
+    return _TORCH_TO_XRT[dtype]
+
+
+def _cudnn_run(torch, backward, q, tensors, mask, is_causal, stats, write_stats, scale):
+    from ..._core import _cuda
+
+    if mask is not None:
+        tensors = tensors + (mask,)
+    index = q.device.index
+    plan, workspace = _cuda.cudnn_attention_plan(
+        backward, _xrt_dtype(torch, q.dtype), index, bool(is_causal), write_stats,
+        mask is not None, _layouts(tensors))
+    space = torch.empty((max(workspace, 1),), dtype=torch.uint8, device=q.device)
+    _cuda.cudnn_attention_run(plan, [t.data_ptr() for t in tensors],
+                              0 if stats is None else stats.data_ptr(), space.data_ptr(),
+                              float(scale), torch._C._cuda_getCurrentRawStream(index))
+
+
+def cudnn_forward(torch, q, k, v, mask, is_causal, scale, with_stats=True):
+    """(out, stats) of cuDNN's fused attention for [B, H, S, D] inputs (16-byte rows, last
+    stride 1); stats is fp32 [B, H, Sq, 1] (max + log of the row's sum), None without
+    with_stats."""
+    b, h, sq, _ = q.shape
+    out = torch.empty((b, h, sq, v.shape[-1]), device=q.device, dtype=q.dtype)
+    stats = (torch.empty((b, h, sq, 1), device=q.device, dtype=torch.float32)
+             if with_stats else None)
+    _cudnn_run(torch, False, q, (q, k, v, out), mask, is_causal, stats, with_stats, scale)
+    return out, stats
+
+
+def cudnn_backward(torch, grad, q, k, v, mask, out, stats, is_causal, scale):
+    """(dq, dk, dv), contiguous, from the forward's out and stats."""
+    dq, dk, dv = (torch.empty(t.shape, device=t.device, dtype=t.dtype) for t in (q, k, v))
+    _cudnn_run(torch, True, q, (q, k, v, out, grad, dq, dk, dv), mask, is_causal, stats,
+               False, scale)
+    return dq, dk, dv

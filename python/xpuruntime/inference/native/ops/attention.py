@@ -9,8 +9,11 @@ here), masks (ONNX: boolean or additive, -inf; ORT: a key padding mask adding
 import math
 
 import xpuruntime as xrt
+from xpuruntime import _attention as attention_kernels
 
 from . import op
+
+_HALF = (xrt.float16, xrt.bfloat16)
 
 
 def split_heads(x, num_heads):
@@ -148,4 +151,44 @@ def _multi_head_attention(node):
                                                  q.device, filter_value))
         y = merge_heads(xrt.matmul(masked_softmax(scores), v))
         return (y, k, v)
+    return run
+
+
+@op("ScaledDotProductAttention", domain="xpuruntime")
+def _fused_attention(node):
+    """Made by the ``attention`` fusion (native/fusion.py): softmax(Q·Kᵀ · scale + mask)·V as
+    one ``xrt.nn.scaled_dot_product_attention``, from the inputs Q, Kᵀ (the exported graph's
+    right operand), V and an optional mask ("keep", "drop" or "add"; "causal" has none).
+    Operands whose leading sizes differ (the MatMuls broadcast them) take the ops it
+    replaced."""
+    scale, kind = node.attr("scale"), node.attr("mask")
+    node.computes_in_float32 = True  # the kernels accumulate 16-bit inputs in float32
+    kept = {}  # a constant "drop" mask's complement, made once
+
+    def keep_mask(mask):
+        if kind != "drop":
+            return mask
+        if kept.get("of") is not mask:
+            kept.update(of=mask, keep=xrt.logical_not(mask))
+        return kept["keep"]
+
+    def run(q, kt, v, mask=None):
+        if mask is not None and kind != "add":
+            mask = keep_mask(mask)
+        k = kt.mT
+        # The fused kernel is for 16-bit floats (cuDNN); other dtypes and broadcasting
+        # operands take the ops the fusion replaced, without the op's dispatch.
+        if q.dtype in _HALF and q.ndim == k.ndim == v.ndim and \
+                q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+            return (xrt.nn.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, is_causal=kind == "causal", scale=scale),)
+        scores = xrt.multiply(xrt.matmul(q, kt), scale)
+        if kind == "add":
+            scores = xrt.add(scores, mask)
+        elif mask is not None or kind == "causal":
+            if kind == "causal":
+                mask = attention_kernels.causal_keep(*scores.shape[-2:], q.device)
+            scores = xrt.where(mask, scores,
+                               attention_kernels.masked_fill_value(scores.dtype, q.device))
+        return (xrt.matmul(xrt.nn.softmax(scores, axis=-1), v),)
     return run

@@ -1,0 +1,208 @@
+"""tests/test_attention.py: xrt.nn.scaled_dot_product_attention: the math kernel against a
+NumPy reference on every device; causal, bool and additive masks, shapes of 2 to 5 dims; bad
+input; the policy's pins; on CUDA the cudnn kernel against the math kernel (float16, bfloat16,
+odd lengths, strided inputs) and the plan binding's checks."""
+
+import math
+
+import numpy as np
+import pytest
+import xpuruntime as xrt
+from xpuruntime import _attention, _core
+
+sdpa = xrt.nn.scaled_dot_product_attention
+
+
+def reference(q, k, v, mask=None, causal=False, scale=None):
+    """float64 attention with NumPy; mask bool (True: take part) or additive."""
+    q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if mask is not None:
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
+    s = s - s.max(axis=-1, keepdims=True)
+    p = np.exp(s)
+    return p / p.sum(axis=-1, keepdims=True) @ v
+
+
+def randn(rng, shape, dtype=np.float32):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def on(device, *arrays):
+    return [xrt.asarray(a, device=device) for a in arrays]
+
+
+@pytest.mark.parametrize("shape", [((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 4)),
+                                   ((4, 6, 16), (4, 9, 16), (4, 9, 16)),
+                                   ((6, 8), (5, 8), (5, 3)),
+                                   ((2, 2, 2, 3, 8), (2, 2, 2, 4, 8), (2, 2, 2, 4, 8))])
+@pytest.mark.parametrize("causal", [False, True])
+def test_math_kernel_matches_numpy(device, shape, causal):
+    rng = np.random.default_rng(0)
+    q, k, v = (randn(rng, s) for s in shape)
+    with xrt.kernel_policy(xrt.KernelPolicy(attention="math")), xrt.explain() as log:
+        out = sdpa(*on(device, q, k, v), is_causal=causal)
+    assert log.kernels("attention") == ["math"]
+    assert out.shape == shape[0][:-1] + shape[2][-1:]
+    np.testing.assert_allclose(np.asarray(xrt.asarray(out, device="cpu")),
+                               reference(q, k, v, causal=causal), rtol=1e-4, atol=1e-5)
+
+
+def test_masks_and_scale(device):
+    rng = np.random.default_rng(1)
+    q, k, v = randn(rng, (2, 3, 6, 8)), randn(rng, (2, 3, 10, 8)), randn(rng, (2, 3, 10, 8))
+    keep = rng.random((6, 10)) > 0.4
+    keep[:, 0] = True  # no row fully masked
+    additive = randn(rng, (3, 1, 10))
+    xq, xk, xv = on(device, q, k, v)
+    for mask in (keep, additive):
+        out = sdpa(xq, xk, xv, attn_mask=xrt.asarray(mask, device=device), scale=0.3)
+        np.testing.assert_allclose(np.asarray(xrt.asarray(out, device="cpu")),
+                                   reference(q, k, v, mask=mask, scale=0.3), rtol=1e-4,
+                                   atol=1e-5)
+
+
+def test_float64_and_a_fully_masked_row_gives_nan():
+    rng = np.random.default_rng(2)
+    q, k, v = randn(rng, (1, 3, 4), np.float64), randn(rng, (1, 5, 4), np.float64), \
+        randn(rng, (1, 5, 4), np.float64)
+    keep = np.ones((3, 5), dtype=bool)
+    keep[1] = False
+    out = np.asarray(sdpa(*on("cpu", q, k, v), attn_mask=xrt.asarray(keep)))
+    assert out.dtype == np.float64
+    assert np.isnan(out[0, 1]).all()
+    np.testing.assert_allclose(out[0, [0, 2]], reference(q, k, v)[0, [0, 2]], rtol=1e-12)
+
+
+def test_bad_input_gives_clear_errors():
+    x = xrt.ones((2, 4, 8))
+    with pytest.raises(TypeError, match="query must be an xpuruntime Tensor"):
+        sdpa(np.ones((2, 4, 8)), x, x)
+    with pytest.raises(TypeError, match="one real floating dtype"):
+        sdpa(x, x, xrt.ones((2, 4, 8), dtype=xrt.float32))
+    with pytest.raises(TypeError, match="one real floating dtype"):
+        sdpa(*(xrt.ones((2, 4, 8), dtype=xrt.int32),) * 3)
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        sdpa(xrt.ones((8,)), x, x)
+    with pytest.raises(ValueError, match="same leading sizes"):
+        sdpa(x, xrt.ones((3, 4, 8)), xrt.ones((3, 4, 8)))
+    with pytest.raises(ValueError, match=r"must be \(\.\.\., Skv, 8\)"):
+        sdpa(x, xrt.ones((2, 4, 6)), x)
+    with pytest.raises(ValueError, match="not both"):
+        sdpa(x, x, x, attn_mask=xrt.ones((4, 4), dtype=xrt.bool), is_causal=True)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        sdpa(x, x, x, attn_mask=xrt.ones((3, 4), dtype=xrt.bool))
+    with pytest.raises(TypeError, match="bool or floating"):
+        sdpa(x, x, x, attn_mask=xrt.ones((4, 4), dtype=xrt.int32))
+    with pytest.raises(TypeError, match="attn_mask must be a Tensor"):
+        sdpa(x, x, x, attn_mask=np.ones((4, 4)))
+    with pytest.raises(TypeError, match="scale must be a real number"):
+        sdpa(x, x, x, scale="0.5")
+    out = sdpa(x, x, x)  # the session goes on after the errors
+    np.testing.assert_allclose(np.asarray(out), np.ones((2, 4, 8)), rtol=1e-6)
+
+
+def test_kernels_are_registered_for_both_devices():
+    kernels = {(r["name"], r["device"]) for r in xrt.list_kernels("attention")}
+    assert {("math", "cpu"), ("math", "cuda"), ("cudnn", "cuda")} <= kernels
+
+
+def test_cudnn_plan_checks_its_spec_before_loading_cudnn():
+    plan = _core._cuda.cudnn_attention_plan
+    layout = [1, 2, 16, 64, 2048, 1024, 64, 1]
+    with pytest.raises(ValueError, match="8 numbers per tensor"):
+        plan(False, xrt.float16, 0, False, False, False, layout[:7])
+    with pytest.raises(TypeError, match="float16 or bfloat16"):
+        plan(False, xrt.float32, 0, False, False, False, layout * 4)
+    with pytest.raises(ValueError, match="expected 4 tensor layouts"):
+        plan(False, xrt.float16, 0, False, False, False, layout * 3)
+    with pytest.raises(ValueError, match="v has sizes"):
+        plan(False, xrt.float16, 0, False, False, False,
+             layout * 2 + [1, 2, 8, 64, 1024, 512, 64, 1] + layout)
+    with pytest.raises(ValueError, match="last dimension must be contiguous"):
+        plan(False, xrt.float16, 0, False, False, False,
+             layout * 3 + [1, 2, 16, 64, 2048, 1024, 1, 16])
+    with pytest.raises(ValueError, match="no plan"):
+        _core._cuda.cudnn_attention_run(10**6, [16] * 4, 0, 0, 1.0, 0)
+
+
+@pytest.mark.skipif(_attention.cudnn_available(), reason="cuDNN is installed here")
+def test_without_cudnn_the_kernel_declines_and_says_what_to_install():
+    with pytest.raises(xrt.CudaError, match="pip install"):
+        _core._cuda.cudnn_version()
+    assert not _attention.cudnn_available()
+
+
+# ---- CUDA ---------------------------------------------------------------------------------
+
+needs_cudnn = pytest.mark.skipif(not _attention.cudnn_available(), reason="cuDNN not found")
+
+CUDNN_CASES = [
+    # lead, sq, skv, d, dv, causal, mask
+    ((2, 3), 128, 128, 64, 64, False, None),
+    ((2, 3), 128, 128, 128, 128, True, None),
+    ((1, 2), 77, 77, 64, 64, True, None),          # odd length, causal
+    ((1, 2), 100, 136, 128, 128, False, "float"),  # sq != skv, additive mask
+    ((1, 2), 65, 200, 64, 64, True, None),         # causal with skv > sq (top-left)
+    ((2,), 33, 40, 96, 32, False, "bool"),         # 3-D, head dims 96 and 32, bool mask
+    ((1, 1), 256, 256, 256, 256, False, None),     # the largest head dim
+    ((2, 4), 16, 16, 16, 16, True, None),          # small head dims
+    ((2, 4), 24, 24, 8, 8, False, "bool"),
+]
+
+
+@pytest.mark.cuda
+@needs_cudnn
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", CUDNN_CASES)
+def test_cudnn_kernel_matches_a_float64_reference(dtype, case):
+    lead, sq, skv, d, dv, causal, masked = case
+    rng = np.random.default_rng(3)
+    q, k, v = randn(rng, lead + (sq, d)), randn(rng, lead + (skv, d)), \
+        randn(rng, lead + (skv, dv))
+    mask = None
+    if masked == "float":
+        mask = randn(rng, (1, sq, skv))
+    elif masked == "bool":
+        mask = rng.random((sq, skv)) > 0.3
+        mask[:, 0] = True
+    cast = getattr(xrt, dtype)
+    xq, xk, xv = (xrt.astype(t, cast) for t in on("cuda", q, k, v))
+    xm = None if mask is None else xrt.asarray(mask, device="cuda")
+    with xrt.explain() as log:
+        out = sdpa(xq, xk, xv, attn_mask=xm, is_causal=causal)
+    assert log.kernels("attention") == ["cudnn"]
+    assert not _attention._cudnn_refused  # cuDNN built a plan: no math fallback ran
+    assert out.dtype == cast and out.shape == lead + (sq, dv)
+    ref = reference(*(np.asarray(xrt.asarray(xrt.astype(t, xrt.float32), device="cpu"))
+                      for t in (xq, xk, xv)), mask=mask, causal=causal)
+    got = np.asarray(xrt.asarray(xrt.astype(out, xrt.float32), device="cpu"))
+    tol = 4e-3 if dtype == "float16" else 2.5e-2
+    assert np.abs(got - ref).max() < tol * max(1.0, np.abs(ref).max())
+
+
+@pytest.mark.cuda
+@needs_cudnn
+def test_cudnn_strided_inputs_and_the_math_pin_agree():
+    rng = np.random.default_rng(4)
+    qkv = xrt.astype(xrt.asarray(randn(rng, (2, 96, 3, 4, 64)), device="cuda"), xrt.bfloat16)
+    q, k, v = (xrt.permute_dims(qkv[:, :, i], (0, 2, 1, 3)) for i in range(3))  # strided
+    with xrt.explain() as log:
+        fast = sdpa(q, k, v, is_causal=True)
+    with xrt.kernel_policy(xrt.KernelPolicy(attention="math")):
+        slow = sdpa(q, k, v, is_causal=True)
+    assert log.kernels("attention") == ["cudnn"]
+    diff = xrt.max(xrt.abs(xrt.astype(fast, xrt.float32) - xrt.astype(slow, xrt.float32)))
+    assert float(diff) < 3e-2
+
+
+@pytest.mark.cuda
+def test_float32_on_cuda_takes_the_math_kernel():
+    x = xrt.ones((1, 2, 16, 64), device="cuda")
+    with xrt.explain() as log:
+        out = sdpa(x, x, x)
+    assert log.kernels("attention") == ["math"]
+    assert float(xrt.max(xrt.abs(out - 1))) < 1e-6
