@@ -194,10 +194,12 @@ def gpt(quick):
     steps = 30 if quick else 80
     print("\n## GPT training step (4 layers, d=256, batch 16 x 128 tokens, bf16 autocast)")
     for graph in (False, True):
-        ours, t_ours = train(steps, True, graph)
         plain, t_plain = train(steps, False, graph)
-        print(f"graph={graph}: policy {t_ours * 1e3:.3f} ms, torch {t_plain * 1e3:.3f} ms, "
-              f"ratio {t_plain / t_ours:.2f}x; loss {ours[-1]:.3f} vs {plain[-1]:.3f}")
+        for attention in ("flash_v2", "cudnn"):
+            ours, t_ours = train(steps, True, graph, attention=attention)
+            print(f"graph={graph} attention={attention}: policy {t_ours * 1e3:.3f} ms, torch "
+                  f"{t_plain * 1e3:.3f} ms, ratio {t_plain / t_ours:.2f}x; loss {ours[-1]:.3f} "
+                  f"vs {plain[-1]:.3f}")
 
 
 def check_choices():

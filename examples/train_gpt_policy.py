@@ -61,8 +61,9 @@ def synthetic_batch(perm, batch, seq, generator):
 
 
 def train(steps, use_policy, graph=True, seed=0, batch=16, seq=128, dtype=torch.bfloat16,
-          log_every=0):
-    """Trains a fresh model; returns (losses, seconds per step after warm-up)."""
+          log_every=0, attention="flash_v2"):
+    """Trains a fresh model; returns (losses, seconds per step after warm-up). attention: the
+    policy's kernel for op ``attention`` ("flash_v2", "cudnn", "torch")."""
     import xpuruntime.pytorch as xt
 
     torch.manual_seed(seed)
@@ -73,7 +74,7 @@ def train(steps, use_policy, graph=True, seed=0, batch=16, seq=128, dtype=torch.
     inputs, targets = synthetic_batch(perm, batch, seq, gen)
     static_in, static_target = inputs.clone(), targets.clone()
     if use_policy:
-        xt.set_kernel_policy(attention="flash_v2", matmul="cublaslt", layer_norm="fused",
+        xt.set_kernel_policy(attention=attention, matmul="cublaslt", layer_norm="fused",
                              rms_norm="fused")
     else:
         xt.clear_kernel_policy()
@@ -112,9 +113,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--no-graph", action="store_true")
+    parser.add_argument("--attention", default="flash_v2", choices=("flash_v2", "cudnn", "torch"))
     args = parser.parse_args()
     graph = not args.no_graph
-    ours, t_ours = train(args.steps, True, graph, log_every=50)
+    ours, t_ours = train(args.steps, True, graph, log_every=50, attention=args.attention)
     plain, t_plain = train(args.steps, False, graph)
     print(f"xpuruntime policy: loss {ours[0]:.3f} -> {ours[-1]:.3f}, {t_ours * 1e3:.3f} ms/step")
     print(f"plain torch:       loss {plain[0]:.3f} -> {plain[-1]:.3f}, {t_plain * 1e3:.3f} ms/step")
