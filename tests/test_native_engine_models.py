@@ -106,8 +106,9 @@ def test_reduced_precision_keeps_declared_types(device, transformer, precision):
     tolerance = 2e-2 if precision == "fp16" else 1e-1
     np.testing.assert_allclose(got, _torch(module, x), rtol=tolerance, atol=tolerance)
     low = {"fp16": "float16", "bf16": "bfloat16"}[precision]
-    kernels = [k for n in engine.explain()["nodes"] if n["op"] == "MatMul"
-               for k in n["kernels"] if k["op"] == "matmul"]
+    kernels = [k for n in engine.explain()["nodes"]
+               if n["op"] in ("MatMul", "FusedLinear", "ScaledDotProductAttention")
+               for k in n["kernels"] if k["op"] in ("matmul", "linear", "attention")]
     assert kernels and all(low in k["dtypes"] for k in kernels)
     norms = [k for n in engine.explain()["nodes"] if n["op"] == "LayerNormalization"
              for k in n["kernels"] if k["op"] == "layer_norm"]

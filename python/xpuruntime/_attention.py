@@ -178,6 +178,17 @@ def _math(q, k, v, mask, is_causal, scale):
     return _core.matmul(_core._softmax(scores, -1, False), v)
 
 
+def inference_stats(is_causal):
+    """Whether a forward that needs no gradient still writes the softmax statistics.
+
+    Note [cuDNN inference statistics]: cuDNN's heuristics pick a different engine for the
+    graph with the statistics written than for the one that keeps them virtual, and neither
+    is faster everywhere. Measured on an H200 (cuDNN 9.19, 4x16x4096x128, TFLOP/s written /
+    virtual): bfloat16 591 / 667 and float16 585 / 603 without a mask, causal 581 / 555 and
+    568 / 543. So causal calls write them (a float per query row), others do not."""
+    return is_causal
+
+
 def _cudnn_ready(t):
     """t with a last stride of 1, 16-byte rows and start, copying only when it lacks them."""
     ok = (t.strides[-1] == 1 and t._data_ptr() % 16 == 0
@@ -200,14 +211,18 @@ def _cudnn(q, k, v, mask, is_causal, scale):
     layouts = []
     for t in tensors:
         layouts += _layout(t)
+    stats = _core.empty((b, h, sq, 1), dtype=_core.float32, device=device) if \
+        inference_stats(is_causal) else None
     try:
         plan, workspace = _core._cuda.cudnn_attention_plan(
-            False, q.dtype, device.index, is_causal, False, mask is not None, layouts)
+            False, q.dtype, device.index, is_causal, stats is not None, mask is not None,
+            layouts)
     except _core.UnsupportedOperationError:
         _cudnn_refused.add(_signature(q, v, mask))
         return _math(q, k, v, mask, is_causal, scale)
     space = _core.empty((max(workspace, 1),), dtype=_core.uint8, device=device)
-    _core._cuda.cudnn_attention_run(plan, [t._data_ptr() for t in tensors], 0,
+    _core._cuda.cudnn_attention_run(plan, [t._data_ptr() for t in tensors],
+                                    0 if stats is None else stats._data_ptr(),
                                     space._data_ptr(), scale,
                                     _core.current_stream(device).ptr)
     return out

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from ... import _attention, _core
-from ..._attention import cudnn_available
+from ..._attention import cudnn_available, inference_stats
 from . import _kernels
 
 # ---- choosing through the registry ------------------------------------------------------
@@ -266,7 +266,8 @@ cudnn_attention.register_autograd(_cudnn_backward, setup_context=_cudnn_setup)
 # call in eager mode on torch 2.11 (measured on the H200 machine: 268 us for a tiny cuDNN
 # attention through the op against 29 us for torch's SDPA), which shows in training loops
 # whose kernels are short. Eager calls therefore take an autograd.Function (forward and
-# backward on the same kernels) or, without gradients, the kernel itself with no statistics;
+# backward on the same kernels) or, without gradients, the kernel itself (the statistics
+# written only where that is faster: Note [cuDNN inference statistics] in _attention.py);
 # torch.compile traces keep the custom op (fake tensors, the compiled graph).
 class _CudnnAttention(torch.autograd.Function):
     @staticmethod
@@ -307,7 +308,8 @@ def fused_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, sca
         if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
             return _CudnnAttention.apply(q, k, v, mask, bool(is_causal), scale)
         return _kernels.cudnn_forward(torch, _aligned(q), _aligned(k), _aligned(v), mask,
-                                      bool(is_causal), scale, with_stats=False)[0]
+                                      bool(is_causal), scale,
+                                      with_stats=inference_stats(bool(is_causal)))[0]
     if kernel == "flash_v2" and flash_fits(q, k, v):
         return _flash_v2(q, k, v, mask, bool(is_causal), scale)
     with _torch_kernel():
