@@ -426,3 +426,75 @@ def test_attention_fusion_leaves_what_it_cannot_fuse(attention_everywhere):
 def test_attention_fusion_is_for_cuda_plans_only():
     model, _ = _attention_model("causal")
     assert "ScaledDotProductAttention" not in [n.op_type for n in native_engine(model).plan.nodes]
+
+
+def _chain_model():
+    """silu(g) * up + bias, then 0.5 * leaky_relu(...) + 1 and a tanh GELU: two chains, the
+    first one's value also read by a Softmax (so it leaves its chain)."""
+    r = np.random.default_rng(10)
+    g, up = (r.standard_normal((2, 3, 16)).astype(np.float32) for _ in range(2))
+    init = {"bias": r.standard_normal(16).astype(np.float32), "half": np.float32(0.5),
+            "one": np.float32(1.0)}
+    nodes = [helper.make_node("Sigmoid", ["g"], ["s"], name="sig"),
+             helper.make_node("Mul", ["g", "s"], ["silu"], name="silu"),
+             helper.make_node("Mul", ["silu", "up"], ["h"], name="gate"),
+             helper.make_node("Add", ["h", "bias"], ["hb"], name="bias_add"),
+             helper.make_node("Softmax", ["hb"], ["p"], axis=-1, name="softmax"),
+             helper.make_node("LeakyRelu", ["hb"], ["l"], alpha=0.2, name="leaky"),
+             helper.make_node("Mul", ["l", "half"], ["lh"], name="halve"),
+             helper.make_node("Add", ["lh", "one"], ["z"], name="plus_one"),
+             helper.make_node("Gelu", ["z"], ["y"], approximate="tanh", name="gelu")]
+    model = make_model(nodes, {"g": g, "up": up}, {"y": (TensorProto.FLOAT, [2, 3, 16]),
+                                                   "p": (TensorProto.FLOAT, [2, 3, 16])},
+                       init, opset=20)
+    return model, {"g": g, "up": up}
+
+
+def test_elementwise_fusion_makes_one_node_per_chain(attention_everywhere, device):
+    model, feeds = _chain_model()
+    engine = native_engine(model, device)
+    chains = [n for n in engine.plan.nodes if n.op_type == "ElementwiseChain"]
+    records = [f for f in engine.explain()["fusions"] if f["fusion"] == "elementwise"]
+    assert [r["nodes"] for r in records] == [["sig", "silu", "gate", "bias_add"],
+                                             ["leaky", "halve", "plus_one", "gelu"]]
+    assert len(chains) == 2 and len(chains[1].inputs) == 1  # 0.5 and 1 became literals
+    got = run_native(model, feeds, device, engine=engine)
+    plain = run_native(model, feeds, device, fusions=())
+    for a, b in zip(got, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_elementwise_fusion_keeps_graph_outputs_and_shared_values(attention_everywhere):
+    r = np.random.default_rng(11)
+    x = r.standard_normal((4, 8)).astype(np.float32)
+    nodes = [helper.make_node("Exp", ["x"], ["e"], name="exp"),
+             helper.make_node("Neg", ["e"], ["n"], name="neg"),     # e is also an output
+             helper.make_node("Abs", ["n"], ["a"], name="abs"),
+             helper.make_node("Sqrt", ["a"], ["q"], name="sqrt"),   # a is read twice
+             helper.make_node("Tanh", ["a"], ["t"], name="tanh"),
+             helper.make_node("Add", ["q", "t"], ["y"], name="add")]
+    model = make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [4, 8]),
+                                         "e": (TensorProto.FLOAT, [4, 8])})
+    engine = native_engine(model)
+    records = [f["nodes"] for f in engine.explain()["fusions"] if f["fusion"] == "elementwise"]
+    assert records == [["neg", "abs"], ["sqrt", "tanh", "add"]]
+    got = run_native(model, {"x": x}, engine=engine)
+    for a, b in zip(got, run_reference(model, {"x": x})):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_elementwise_fusion_is_for_cuda_plans_only():
+    model, _ = _chain_model()
+    assert "ElementwiseChain" not in [n.op_type for n in native_engine(model).plan.nodes]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_elementwise_chain_runs_one_generated_kernel(precision):
+    model, feeds = _chain_model()
+    engine = native_engine(model, "cuda:0", ExecutionPolicy(precision=precision))
+    assert [n.op_type for n in engine.plan.nodes].count("ElementwiseChain") == 2
+    got = run_native(model, feeds, "cuda:0", engine=engine)
+    tolerance = 1e-5 if precision == "fp32" else 2e-2
+    for a, b in zip(got, run_reference(model, feeds)):
+        np.testing.assert_allclose(a, b, rtol=tolerance, atol=tolerance)

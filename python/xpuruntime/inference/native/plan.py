@@ -168,7 +168,8 @@ class Plan:
         nodes = [self._node(n, i, weights) for i, n in enumerate(graph.node)]
         nodes = hoist_constants(nodes, weights)
         nodes = topological_order(nodes, list(weights) + self.input_names)
-        nodes, self.fusions = fusion.apply(nodes, fusions, weights, self.opsets, device)
+        nodes, self.fusions = fusion.apply(nodes, fusions, weights, self.opsets, device,
+                                           self.output_names)
         for node in nodes:
             self._build(node)
         self.constants = {name: xrt.asarray(value, device=self.host)

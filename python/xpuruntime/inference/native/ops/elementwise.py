@@ -154,3 +154,47 @@ def _clip(node):
         hi = None if hi is None else host_scalar(hi)
         return (xrt.clip(x, lo, hi),)
     return run
+
+
+_CHAIN_DTYPES = (xrt.float16, xrt.bfloat16, xrt.float32, xrt.float64)
+
+
+@op("ElementwiseChain", domain="xpuruntime")
+def _elementwise_chain(node):
+    """Made by the ``elementwise`` fusion (native/fusion.py): the nodes of a chain as one
+    generated kernel (``xrt.ElementwiseKernel``; 16-bit floats computed in float32). Values
+    of other dtypes, or off CUDA (shape arithmetic on the host), take the replaced nodes."""
+    from . import lookup
+
+    operation, originals = node.attr("operation"), node.attr("nodes")
+    scalars = node.attr("scalars")
+    params = ", ".join(f"T a{i}" for i in range(len(node.inputs)))
+    node.computes_in_float32 = True
+    state = {}
+
+    def kernel():
+        if "kernel" not in state:
+            state["kernel"] = xrt.ElementwiseKernel(params, "T y", operation, "xrt_chain")
+        return state["kernel"]
+
+    def replaced(values):
+        if "nodes" not in state:
+            built = []
+            for n in originals:
+                n.float_dtype = node.float_dtype
+                built.append((n, lookup(n.domain, n.op_type).build(n)))
+            state["nodes"] = built
+        env = dict(zip(node.inputs, values))
+        for name, value in scalars.items():  # ONNX's elementwise ops take one type
+            env[name] = xrt.asarray(value, dtype=values[0].dtype, device=values[0].device)
+        for n, fn in state["nodes"]:
+            env[n.outputs[0]] = fn(*[env[i] for i in n.inputs])[0]
+        return env[node.outputs[0]]
+
+    def run(*values):
+        first = values[0]
+        if first.device.type == "cuda" and first.dtype in _CHAIN_DTYPES and \
+                all(v.dtype == first.dtype and v.device == first.device for v in values):
+            return (kernel()(*values),)
+        return (replaced(values),)
+    return run
