@@ -126,6 +126,24 @@ def main():
             times["cupy"] = device_ms(fc, args.repeat)
             row(f"{name} 2^{log_n} float32", moved, times)
         del xa, xb, xc, ca, cb, cc
+    # A row vector (a bias) or a column (per-row values) broadcast over a matrix: the rows
+    # layout (Note [Rows layout] in cpp/src/cuda/elementwise_kernel.cpp).
+    for dtype, size in ((torch.float32, 4), (torch.float16, 2)):
+        rows, cols = 8192, 4096
+        tm = torch.rand(rows, cols, device="cuda", dtype=dtype)
+        tr = torch.rand(cols, device="cuda", dtype=dtype)
+        tcol = torch.rand(rows, 1, device="cuda", dtype=dtype)
+        xm, xr, xcol = (xrt.from_dlpack(t) for t in (tm, tr, tcol))
+        cm, cr, ccol = (cp.from_dlpack(t) for t in (tm, tr, tcol))
+        moved = 2 * rows * cols * size
+        for name, fx, ft, fc in (
+                ("add a row vector", lambda: xm + xr, lambda: tm + tr, lambda: cm + cr),
+                ("multiply by a column", lambda: xm * xcol, lambda: tm * tcol,
+                 lambda: cm * ccol)):
+            times = {"xrt": device_ms(fx, args.repeat), "torch": device_ms(ft, args.repeat),
+                     "cupy": device_ms(fc, args.repeat)}
+            row(f"{name} {rows}x{cols} {str(dtype)[6:]}", moved, times)
+        del xm, xr, xcol, cm, cr, ccol
     # Host cost of a tiny op.
     ta, tb = torch.rand(16, device="cuda"), torch.rand(16, device="cuda")
     xa, xb = xrt.from_dlpack(ta), xrt.from_dlpack(tb)

@@ -182,6 +182,25 @@ __device__ __forceinline__ T load_at(const char* p, S offset, const HostValues& 
   else return p ? *reinterpret_cast<const T*>(p + offset) : host_value<T>(v, k);
 }
 
+/// Input k's VEC elements at row r, vector c of a rows layout (one value repeated when
+/// SCALAR: the input is broadcast along the row).
+template <class T, int VEC, bool SCALAR, class I, class S>
+__device__ __forceinline__ Vector<T, VEC> row_vector(const StridedArgs<2>& a, int k, I r, S c) {
+  Vector<T, VEC> v;
+  if constexpr (!is_same<T, None>) {
+    const char* p = a.ptr[k];
+    const S offset = S(r) * S(a.stride[k][0]);
+    if constexpr (SCALAR) {
+      const T x = load_at<T>(p, offset, a.values, k - 1);
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) v.v[j] = x;
+    } else {
+      v = *reinterpret_cast<const Vector<T, VEC>*>(p + offset + c * S(VEC * sizeof(T)));
+    }
+  }
+  return v;
+}
+
 template <class Fn, int ND, class I>
 __device__ __forceinline__ void strided_kernel(const StridedArgs<ND>& a) {
   using S = conditional_t<sizeof(I) == 4, int, i64>;  // signed offsets (strides may be < 0)
@@ -203,6 +222,34 @@ __device__ __forceinline__ void strided_kernel(const StridedArgs<ND>& a) {
         Fn::call(load_at<typename Fn::In0>(a.ptr[1], offset[1], a.values, 0),
                  load_at<typename Fn::In1>(a.ptr[2], offset[2], a.values, 1),
                  load_at<typename Fn::In2>(a.ptr[3], offset[3], a.values, 2));
+  }
+}
+
+/// Rows of a two-dimensional layout whose inner dimension is contiguous for every operand, or
+/// broadcast (SCALARS bit k: input k is one value per row, a bias column or a host scalar):
+/// each thread moves VEC elements of a row as one vector, one division per vector (Note
+/// [Elementwise launches]).
+template <class Fn, int VEC, unsigned SCALARS, class I>
+__device__ __forceinline__ void rows_kernel(const StridedArgs<2>& a) {
+  using S = conditional_t<sizeof(I) == 4, int, i64>;
+  using Out = typename Fn::Out;
+  using In0 = typename Fn::In0;
+  using In1 = typename Fn::In1;
+  using In2 = typename Fn::In2;
+  const I cols = I(a.size[1] / VEC);
+  const I total = I(a.size[0]) * cols;
+  for (I t = I(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
+       t += I(gridDim.x) * blockDim.x) {
+    const I r = t / cols;
+    const S c = S(t - r * cols);
+    Vector<In0, VEC> v0 = row_vector<In0, VEC, (SCALARS & 1u) != 0>(a, 1, r, c);
+    Vector<In1, VEC> v1 = row_vector<In1, VEC, (SCALARS & 2u) != 0>(a, 2, r, c);
+    Vector<In2, VEC> v2 = row_vector<In2, VEC, (SCALARS & 4u) != 0>(a, 3, r, c);
+    Vector<Out, VEC> out;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) out.v[j] = Fn::call(v0.v[j], v1.v[j], v2.v[j]);
+    *reinterpret_cast<Vector<Out, VEC>*>(a.ptr[0] + S(r) * S(a.stride[0][0]) +
+                                         c * S(VEC * sizeof(Out))) = out;
   }
 }
 

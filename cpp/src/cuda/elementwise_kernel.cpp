@@ -156,6 +156,7 @@ void ElementwiseKernel::run(const KernelCall& call) {
   if (!all_dense) {
     collapse(plan, operands);
     layout = classify(plan);
+    if (!layout.dense) try_rows(dtype, plan, layout);
   }
   if (layout.dense) {
     layout.scalars |= host;  // a one-element call reads them as scalars too
@@ -187,7 +188,8 @@ void ElementwiseKernel::run(const KernelCall& call) {
     at += at % 2;
     std::memcpy(&args[at], &values, sizeof values);
     void* params[] = {args};
-    launch(fn, Dim3{blocks_for(n, kBlock)}, Dim3{threads_for(n, 1)}, 0, stream, params);
+    int64_t work = layout.rows ? n / layout.vector : n;
+    launch(fn, Dim3{blocks_for(work, kBlock)}, Dim3{threads_for(work, 1)}, 0, stream, params);
   }
 }
 
@@ -218,6 +220,13 @@ KernelSource ElementwiseKernel::source(DType dtype, const Layout& layout,
     param = "xrt::ew::DenseArgs<4> a";
     body = "xrt::ew::dense_kernel<" + fn + ", " + std::to_string(layout.vector) + ", " +
            std::to_string(unroll) + ", " + std::to_string(layout.scalars) + "u>(a);";
+  } else if (layout.rows) {
+    name += "_r" + std::to_string(layout.vector) + "s" + std::to_string(layout.scalars) +
+            (layout.index32 ? "i32" : "i64");
+    param = "xrt::ew::StridedArgs<2> a";
+    body = "xrt::ew::rows_kernel<" + fn + ", " + std::to_string(layout.vector) + ", " +
+           std::to_string(layout.scalars) + "u, " +
+           (layout.index32 ? "xrt::ew::u32" : "xrt::ew::u64") + ">(a);";
   } else {
     std::string nd = std::to_string(layout.ndim);
     name += "_s" + nd + (layout.index32 ? "i32" : "i64");
@@ -265,6 +274,32 @@ Layout ElementwiseKernel::classify(const Plan& p) {
     l.index32 = reach <= limit;
   }
   return l;
+}
+
+// Note [Rows layout]: a row vector broadcast over a matrix (a bias added to every row, or a
+// column of per-row values) collapses to two dimensions whose inner one is contiguous, or of
+// stride zero, for every operand. The strided kernel would move one element per thread with
+// a division per dimension; rows_kernel moves a 16-byte vector of a row per thread with one
+// division. It applies when the row length is a multiple of the vector and every vector
+// operand's start and row stride are aligned for it.
+void ElementwiseKernel::try_rows(DType dtype, const Plan& p, Layout& layout) const {
+  if (p.ndim != 2 || p.size[1] < 2) return;
+  int v = max_vector(dtype);
+  if (v == 1 || p.size[1] % v != 0 || p.stride[0][1] != p.item[0]) return;
+  unsigned scalars = 0;
+  for (int k = 0; k < p.nargs; ++k) {
+    if (k > 0 && p.stride[k][1] == 0) {
+      scalars |= 1u << (k - 1);
+      continue;
+    }
+    const int64_t bytes = p.item[k] * v;
+    if (p.stride[k][1] != p.item[k] || p.stride[k][0] % bytes != 0 ||
+        reinterpret_cast<uintptr_t>(p.ptr[k]) % static_cast<uintptr_t>(bytes) != 0)
+      return;
+  }
+  layout.rows = true;
+  layout.vector = v;
+  layout.scalars = scalars;
 }
 
 // The vector width the dense kernel may use: every run must be aligned for it.

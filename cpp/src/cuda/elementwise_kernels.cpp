@@ -146,6 +146,16 @@ std::vector<KernelSample> elementwise_kernel_samples() {
       strided.ndim = 2;
       strided.index32 = false;
       add(dtype, strided);
+      if (dense.vector > 1) {  // Note [Rows layout]: vectors of rows, a per-row input
+        Layout rows = strided;
+        rows.rows = true;
+        rows.vector = dense.vector;
+        rows.scalars = kernel->spec().family == Family::Unary ? 0u : 2u;
+        add(dtype, rows);
+        rows.index32 = true;
+        rows.scalars = 0;
+        add(dtype, rows);
+      }
     }
     samples.push_back(std::move(sample));
   }
