@@ -498,3 +498,35 @@ def test_elementwise_chain_runs_one_generated_kernel(precision):
     tolerance = 1e-5 if precision == "fp32" else 2e-2
     for a, b in zip(got, run_reference(model, feeds)):
         np.testing.assert_allclose(a, b, rtol=tolerance, atol=tolerance)
+
+
+def test_attention_fusion_takes_pytorchs_sdpa_export(attention_everywhere, device):
+    # nn.MultiheadAttention exports SDPA with q and kᵀ each multiplied by sqrt(scale), the
+    # scale computed from a shape; q, k and v come from one projection through Gather.
+    torch = pytest.importorskip("torch")
+    import io
+
+    torch.manual_seed(0)
+    attn = torch.nn.MultiheadAttention(32, 4, batch_first=True).eval()
+
+    class Self(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = attn
+
+        def forward(self, x):
+            return self.attn(x, x, x, need_weights=False)[0]
+
+    x = np.random.default_rng(12).standard_normal((2, 6, 32)).astype(np.float32)
+    buffer = io.BytesIO()
+    torch.onnx.export(Self(), (torch.from_numpy(x),), buffer, input_names=["x"],
+                      output_names=["y"], opset_version=17, dynamo=False)
+    onnx = pytest.importorskip("onnx")
+    model = onnx.load_from_string(buffer.getvalue())
+    engine = native_engine(model, device)
+    fused = [n for n in engine.plan.nodes if n.op_type == "ScaledDotProductAttention"]
+    assert len(fused) == 1 and fused[0].attrs["factors"] == ["q_scale", "k_scale"]
+    got = run_native(model, {"x": x}, device, engine=engine)[0]
+    with torch.no_grad():
+        expected = Self()(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)

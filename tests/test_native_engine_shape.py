@@ -88,11 +88,21 @@ def test_slice_opset_9_attributes(device):
 
 
 @pytest.mark.parametrize("axis", (0, 1, -1))
-@pytest.mark.parametrize("indices", ([0, -1, 2], [[1, 0], [-2, 2]], 1))
+@pytest.mark.parametrize("indices", ([0, -1, 2], [[1, 0], [-2, 2]], 1, -1))
 def test_gather(device, axis, indices):
     x = _x((3, 4, 5))
     check(one_node("Gather", {"x": x}, initializers={"i": np.array(indices, I64)}, axis=axis),
           {"x": x}, device)
+
+
+def test_gather_of_a_constant_scalar_is_a_view_and_checks_its_index(device):
+    x = _x((3, 4, 5))
+    model = one_node("Gather", {"x": x}, initializers={"i": np.array(1, I64)}, axis=1)
+    got = run_native(with_output_shapes(model, [x[:, 1]]), {"x": x}, device)[0]
+    np.testing.assert_array_equal(got, x[:, 1])
+    bad = one_node("Gather", {"x": x}, initializers={"i": np.array(7, I64)}, axis=1)
+    with pytest.raises(IndexError, match="out of range"):
+        run_native(with_output_shapes(bad, [x[:, 1]]), {"x": x}, device)
 
 
 @pytest.mark.parametrize("opset", (11, 13))

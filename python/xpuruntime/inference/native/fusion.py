@@ -299,6 +299,29 @@ def _causal_constant(value, kind):
     return bool(np.array_equal(rows, tril if kind == "keep" else ~tril))
 
 
+# Producers of a computed scale factor (from a shape: Shape, Slice, Cast, Sqrt, Div, ...).
+_FACTOR_OPS = frozenset({"Sqrt", "Cast", "Div", "Mul", "Reciprocal", "Pow", "Constant"})
+
+
+def _pre_scale(node, consumers, producers, weights, replace):
+    """(the Mul, its data input, its factor) when node multiplies an attention operand by a
+    scalar, read by the product alone: the factor a float when constant, else the name of a
+    value computed from constants and shapes. None otherwise."""
+    if node is None or node.op_type != "Mul" or node.domain != "" or id(node) in replace or \
+            len(consumers.get(node.outputs[0], [])) != 1 or len(node.inputs) != 2:
+        return None
+    for data, factor in (node.inputs, node.inputs[::-1]):
+        constant = _scalar(weights, factor)
+        if constant is not None and data not in weights:
+            return node, data, constant
+    for data, factor in (node.inputs, node.inputs[::-1]):
+        made, source = producers.get(factor), producers.get(data)
+        if made is not None and made.op_type in _FACTOR_OPS and \
+                (source is None or source.op_type not in _FACTOR_OPS) and data not in weights:
+            return node, data, factor  # checked to be one value at run time
+    return None
+
+
 def _attention(nodes, weights, opsets, records):
     consumers = _consumers(nodes)
     producers = _producers(nodes)
@@ -344,10 +367,27 @@ def _attention(nodes, weights, opsets, records):
             continue
         group.append(qk)
         causal = kind in ("keep", "drop") and _causal_constant(weights.get(mask), kind)
-        inputs = [qk.inputs[0], qk.inputs[1], pv.inputs[1]]
+        # Q and Kᵀ may each be scaled before the product (PyTorch's export of SDPA multiplies
+        # both by sqrt(scale), computed from a shape): the factors become inputs.
+        operands, roles = list(qk.inputs), []
+        for side, role in ((0, "q_scale"), (1, "k_scale")):
+            found = _pre_scale(producers.get(operands[side]), consumers, producers, weights,
+                               replace)
+            if found is None:
+                continue
+            node, data, factor = found
+            group.append(node)
+            operands[side] = data
+            if isinstance(factor, float):
+                scale *= factor
+            else:
+                roles.append((role, factor))
+        inputs = [operands[0], operands[1], pv.inputs[1]]
         if mask is not None and not causal:
             inputs.append(mask)
-        attrs = {"scale": scale, "mask": "causal" if causal else (kind or "none")}
+        inputs += [factor for _, factor in roles]
+        attrs = {"scale": scale, "mask": "causal" if causal else (kind or "none"),
+                 "factors": [role for role, _ in roles]}
         fused = _new_node(pv, "ScaledDotProductAttention", inputs, pv.outputs, attrs,
                           "attention", domain="xpuruntime")
         fused.constants = {i: weights[i] for i in inputs if i in weights}

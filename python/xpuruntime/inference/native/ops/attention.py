@@ -162,6 +162,7 @@ def _fused_attention(node):
     Operands whose leading sizes differ (the MatMuls broadcast them) take the ops it
     replaced."""
     scale, kind = node.attr("scale"), node.attr("mask")
+    factors = node.attr("factors", [])
     node.computes_in_float32 = True  # the kernels accumulate 16-bit inputs in float32
     kept = {}  # a constant "drop" mask's complement, made once
 
@@ -172,17 +173,27 @@ def _fused_attention(node):
             kept.update(of=mask, keep=xrt.logical_not(mask))
         return kept["keep"]
 
-    def run(q, kt, v, mask=None):
+    def run(q, kt, v, *rest):
+        rest = list(rest)
+        mask = rest.pop(0) if kind in ("keep", "drop", "add") else None
         if mask is not None and kind != "add":
             mask = keep_mask(mask)
+        factor = scale
+        for role, value in zip(factors, rest):
+            if value.size == 1 and value.device.type == "cpu":
+                factor *= float(xrt.reshape(value, ()))
+            elif role == "q_scale":  # not one host value: multiply as the graph did
+                q = xrt.multiply(q, value)
+            else:
+                kt = xrt.multiply(kt, value)
         k = kt.mT
         # The fused kernel is for 16-bit floats (cuDNN); other dtypes and broadcasting
         # operands take the ops the fusion replaced, without the op's dispatch.
         if q.dtype in _HALF and q.ndim == k.ndim == v.ndim and \
                 q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
             return (xrt.nn.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, is_causal=kind == "causal", scale=scale),)
-        scores = xrt.multiply(xrt.matmul(q, kt), scale)
+                q, k, v, attn_mask=mask, is_causal=kind == "causal", scale=factor),)
+        scores = xrt.multiply(xrt.matmul(q, kt), factor)
         if kind == "add":
             scores = xrt.add(scores, mask)
         elif mask is not None or kind == "causal":

@@ -190,9 +190,19 @@ def slice_tensor(x, starts, ends, axes, steps, node):
 @op("Gather")
 def _gather(node):
     axis = node.attr("axis", 0)
+    constant = node.constant(1)
+    # A constant scalar index selects one slice: a view of x, with no kernel and no index
+    # moved to the device (exporters select q, k and v from a packed projection this way).
+    scalar = int(constant) if constant is not None and np.ndim(constant) == 0 else None
 
     def run(x, indices):
         a = axis_of(axis, x.ndim, node)
+        if scalar is not None:
+            n = x.shape[a]
+            if not -n <= scalar < n:
+                raise IndexError(f"node {node.name!r} (Gather): index {scalar} is out of "
+                                 f"range for axis {a} of size {n}")
+            return (x[(slice(None),) * a + (scalar,)],)
         if indices.ndim == 1:
             return (xrt.take(x, indices, axis=a),)
         flat = xrt.take(x, xrt.reshape(indices, (-1,)), axis=a)
