@@ -167,6 +167,8 @@ class Plan:
         self.output_names = [v.name for v in graph.output]
         nodes = [self._node(n, i, weights) for i, n in enumerate(graph.node)]
         nodes = hoist_constants(nodes, weights)
+        for node in nodes:  # builders see the hoisted Constant values too
+            node.constants = {i: weights[i] for i in node.inputs if i in weights}
         nodes = topological_order(nodes, list(weights) + self.input_names)
         nodes, self.fusions = fusion.apply(nodes, fusions, weights, self.opsets, device,
                                            self.output_names)
