@@ -169,6 +169,35 @@ def test_cublas_version_or_a_clear_error():
         assert version >= 120000  # CUDA 12 or newer: the _64 entry points exist
 
 
+def test_a_stack_times_one_matrix_folds_into_rows_and_views_that_cannot_fold_still_work():
+    # Note [Folding a batch into rows]: one product where A's batch and rows walk its memory
+    # with one stride; a permuted batch, strided rows or a broadcast A take the batch loop.
+    b = random("float64", (6, 3))
+    base = random("float64", (4, 5, 6))
+    cases = {
+        "contiguous": base,
+        "one row per matrix": random("float64", (4, 1, 6)),
+        "rows of a transposed stack": np.transpose(random("float64", (1, 4, 6)), (1, 0, 2)),
+        "permuted batch": np.transpose(base, (1, 0, 2)),
+        "strided rows": base[:, ::2, :],
+        "broadcast A": np.broadcast_to(random("float64", (1, 5, 6)), (4, 5, 6)),
+    }
+    for name, a in cases.items():
+        x = xrt.asarray(a)
+        if name == "rows of a transposed stack":
+            x = xrt.permute_dims(xrt.asarray(np.transpose(a, (1, 0, 2)).copy()), (1, 0, 2))
+        elif name == "permuted batch":
+            x = xrt.permute_dims(xrt.asarray(base), (1, 0, 2))
+        elif name == "strided rows":
+            x = xrt.asarray(base)[:, ::2, :]
+        elif name == "broadcast A":
+            x = xrt.broadcast_to(xrt.asarray(a[:1].copy()), (4, 5, 6))
+        got = np.asarray(x @ xrt.asarray(b))
+        np.testing.assert_allclose(got, a @ b, rtol=1e-12, atol=1e-12, err_msg=name)
+        got = np.asarray(xrt.matmul(x, xrt.broadcast_to(xrt.asarray(b), (a.shape[0], 6, 3))))
+        np.testing.assert_allclose(got, a @ b, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
 # ---- every device, and CUDA alone -----------------------------------------------------------
 
 @pytest.mark.parametrize("name", NUMERIC)

@@ -227,6 +227,29 @@ def test_linear_fusion_takes_gemm_and_gelu(device, approximate):
     np.testing.assert_allclose(got, run_reference(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
 
 
+def test_linear_fusion_takes_a_gemms_own_bias_and_an_aliased_one(device):
+    # Gemm(x, W, C) with C a bias vector, then Relu; MatMul + Add of a bias shared through an
+    # Identity (exporters deduplicate equal weights so); a Gemm whose C is a matrix stays.
+    r = np.random.default_rng(13)
+    x = r.standard_normal((5, 6)).astype(np.float32)
+    init = {"w": r.standard_normal((4, 6)).astype(np.float32),
+            "c": r.standard_normal(4).astype(np.float32),
+            "w2": r.standard_normal((4, 4)).astype(np.float32),
+            "cm": r.standard_normal((5, 4)).astype(np.float32)}
+    nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["h"], transB=1, name="gemm"),
+             helper.make_node("Relu", ["h"], ["hr"], name="relu"),
+             helper.make_node("Identity", ["c"], ["c_alias"], name="alias"),
+             helper.make_node("MatMul", ["hr", "w2"], ["p"], name="product"),
+             helper.make_node("Add", ["p", "c_alias"], ["q"], name="bias"),
+             helper.make_node("Gemm", ["q", "w2", "cm"], ["y"], name="matrix_c")]
+    model = make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [5, 4])}, init)
+    engine = native_engine(model, device)
+    ops = [n.op_type for n in engine.plan.nodes]
+    assert ops.count("FusedLinear") == 2 and ops[-1] == "Gemm", ops
+    got = run_native(model, {"x": x}, device, engine=engine)[0]
+    np.testing.assert_allclose(got, run_reference(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
 def test_linear_fusion_leaves_what_it_cannot_fuse():
     r = np.random.default_rng(4)
     x = r.standard_normal((2, 3)).astype(np.float32)

@@ -88,6 +88,8 @@ template <class T> void product(const MatrixProduct& g) {
 constexpr int64_t kSmallProduct = int64_t(1) << 21;
 
 template <class T> void matmul_typed(const KernelCall& call) {
+  MatrixProduct folded;
+  if (fold_batch(call, folded)) return product<T>(folded);  // Note [Folding a batch into rows]
   const Tensor& out = call.out();
   const int nd = out.ndim();
   const int64_t work = out.shape()[nd - 2] * out.shape()[nd - 1] * call.in(0).shape()[nd - 1];

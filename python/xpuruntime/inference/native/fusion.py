@@ -10,7 +10,8 @@ saves the Python loop's few microseconds a node, which is not a fusion worth a n
 - ``conv_batchnorm``: a BatchNormalization after a Conv, both with constant parameters, folds
   into the Conv's weights and bias once, at build: the two passes of the normalisation vanish.
 - ``linear``: MatMul by a constant matrix (or Gemm by one, alpha = beta = 1), then Add of a
-  constant bias vector, then Gelu or Relu (each step optional past the first two) becomes
+  constant bias vector (or the Gemm's own C, when that is one), then Gelu or Relu (each step
+  optional past the first two) becomes
   one ``xpuruntime:FusedLinear`` node on ``xrt.nn.linear``: on CUDA one cuBLASLt call whose
   epilogue adds the bias and applies the activation (Note [Fused linear]); on the CPU the
   bias and activation run in place on the product, with no temporaries.
@@ -166,45 +167,60 @@ def _conv_batchnorm(nodes, weights, opsets, records):
 
 
 def _linear_weight(node, weights):
-    """(input, weight name, layout) when node is a product by a constant matrix that
-    xrt.nn.linear takes: MatMul(x, W (k, n)) -> "kn"; Gemm(x, B, C?) with alpha = beta = 1
-    and no transA -> "nk" for transB = 1, else "kn". None otherwise."""
+    """(input, weight name, layout, own bias) when node is a product by a constant matrix
+    that xrt.nn.linear takes: MatMul(x, W (k, n)) -> "kn"; Gemm(x, B, C?) with alpha = beta = 1
+    and no transA -> "nk" for transB = 1, else "kn", with C (the name, checked by the caller
+    to be a bias vector) as its own bias. None otherwise."""
     if node.domain != "":
         return None
     if node.op_type == "MatMul":
         w = weights.get(node.inputs[1])
         if w is None or w.ndim != 2 or w.dtype.kind != "f":
             return None
-        return node.inputs[0], node.inputs[1], "kn"
+        return node.inputs[0], node.inputs[1], "kn", None
     if node.op_type == "Gemm":
         if node.attrs.get("alpha", 1.0) != 1.0 or node.attrs.get("beta", 1.0) != 1.0 or \
-                node.attrs.get("transA", 0) or len(node.inputs) > 2:
-            return None  # (a Gemm's own C is left to the Gemm op)
+                node.attrs.get("transA", 0):
+            return None
         w = weights.get(node.inputs[1])
         if w is None or w.ndim != 2 or w.dtype.kind != "f":
             return None
-        return node.inputs[0], node.inputs[1], "nk" if node.attrs.get("transB", 0) else "kn"
+        own = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+        return (node.inputs[0], node.inputs[1], "nk" if node.attrs.get("transB", 0) else "kn",
+                own)
     return None
+
+
+def _weight_aliases(nodes, weights):
+    """Values that are a weight under another name: exporters share equal weights through
+    Identity nodes (every LayerNorm's ones and zeros, zero biases)."""
+    return {n.outputs[0]: n.inputs[0] for n in nodes
+            if n.op_type == "Identity" and n.domain == "" and n.inputs[0] in weights}
 
 
 def _linear(nodes, weights, opsets, records):
     consumers = _consumers(nodes)
+    aliases = _weight_aliases(nodes, weights)
     replace = {}
     for product in nodes:
         found = _linear_weight(product, weights)
         if found is None:
             continue
-        x, w_name, layout = found
+        x, w_name, layout, own = found
         w = weights[w_name]
         n = w.shape[1] if layout == "kn" else w.shape[0]
-        add = _only_consumer(consumers, product.outputs[0], "Add")
-        if add is None:
-            continue
-        bias = _other(add, product.outputs[0])
+        if own is not None:  # a Gemm's C: a bias when it is a constant vector of n
+            add, bias = product, aliases.get(own, own)
+        else:
+            add = _only_consumer(consumers, product.outputs[0], "Add")
+            if add is None:
+                continue
+            bias = _other(add, product.outputs[0])
+            bias = aliases.get(bias, bias)
         b = weights.get(bias)
         if b is None or b.shape != (n,) or b.dtype != w.dtype:
             continue
-        group, last, activation = [product, add], add, None
+        group, last, activation = [product] + ([add] if add is not product else []), add, None
         for op_type, name in (("Gelu", None), ("Relu", "relu")):
             after = _only_consumer(consumers, add.outputs[0], op_type)
             if after is None:
@@ -231,10 +247,7 @@ _NORMS = ("LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalizatio
 
 def _add_norm(nodes, weights, opsets, records):
     consumers = _consumers(nodes)
-    # Exporters share equal weights through Identity nodes (every LayerNorm's ones and
-    # zeros): such a value is the weight itself.
-    aliases = {n.outputs[0]: n.inputs[0] for n in nodes
-               if n.op_type == "Identity" and n.domain == "" and n.inputs[0] in weights}
+    aliases = _weight_aliases(nodes, weights)  # such a value is the weight itself
     replace = {}
     for add in nodes:
         if add.op_type != "Add" or add.domain != "" or len(add.inputs) != 2 or \
