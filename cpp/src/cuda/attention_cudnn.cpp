@@ -368,10 +368,11 @@ void check_spec(const AttentionSpec& spec, Shape& s) {
                     std::string(dtype_info(spec.dtype).name));
   const size_t want = (spec.backward ? 8 : 4) + (spec.bias ? 1 : 0);
   if (spec.tensors.size() != want)
-    throw ValueError("cuDNN attention: expected " + std::to_string(want) + " tensor layouts, got " +
-                     std::to_string(spec.tensors.size()));
+    throw ValueError("cuDNN attention: expected " + std::to_string(want) +
+                     " tensor layouts, got " + std::to_string(spec.tensors.size()));
   if (spec.backward && spec.stats)
-    throw ValueError("cuDNN attention: `stats` is for the forward (the backward always reads them)");
+    throw ValueError(
+        "cuDNN attention: `stats` is for the forward (the backward always reads them)");
   const auto& t = spec.tensors;
   s = {t[0].dims[0], t[0].dims[1], t[0].dims[2], t[1].dims[2], t[0].dims[3], t[2].dims[3]};
   auto expect = [&](size_t i, const Dims& dims, const char* name) {
