@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cuda/cudnn.h"
+#include "cuda/cudnn_graph.h"
 #include "cuda/driver.h"
 #include "xpuruntime/cuda/attention.h"
 #include "xpuruntime/errors.h"
@@ -37,8 +38,9 @@
 namespace xrt::cuda {
 namespace {
 
-using Desc = cudnnBackendDescriptor_t;
-using Dims = std::array<int64_t, 4>;
+using Desc = CudnnDesc;
+using Dims = Dims4;
+using Graph = CudnnGraph;
 
 // The user-visible tensors' ids in the variant pack; virtual tensors count up from kFirstVirtual.
 enum Uid : int64_t {
@@ -46,156 +48,24 @@ enum Uid : int64_t {
   kDQAccum, kFirstVirtual = 100,
 };
 
-void set(Desc d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
-         int64_t count, const void* values) {
-  XRT_CUDNN(cudnnBackendSetAttribute, d, name, type, count, values);
-}
-
-Dims contiguous(const Dims& dims) {
-  return {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
-}
-
 Dims swap_last(Dims v) {
   std::swap(v[2], v[3]);
   return v;
 }
 
-/// The descriptors of one graph, destroyed with it (an execution plan keeps what it needs).
-class Graph {
- public:
-  explicit Graph(cudnnDataType_t io) : io_(io) {}
-  Graph(const Graph&) = delete;
-  Graph& operator=(const Graph&) = delete;
-  ~Graph() {
-    for (Desc d : owned_) cudnn().cudnnBackendDestroyDescriptor(d);
-  }
-
-  Desc make(cudnnBackendDescriptorType_t type) {
-    Desc d = nullptr;
-    XRT_CUDNN(cudnnBackendCreateDescriptor, type, &d);
-    owned_.push_back(d);
-    return d;
-  }
-
-  /// A tensor the variant pack names (by_value: a host scalar passed at each run).
-  Desc tensor(int64_t uid, const Dims& dims, const Dims& strides, cudnnDataType_t type,
-              bool by_value = false) {
-    return make_tensor(uid, dims, strides, type, false, by_value);
-  }
-  /// An intermediate the engine keeps to itself.
-  Desc virtual_tensor(const Dims& dims, const Dims& strides, cudnnDataType_t type) {
-    return make_tensor(next_virtual_++, dims, strides, type, true, false);
-  }
-  Desc scalar(int64_t uid) {
-    return tensor(uid, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, true);
-  }
-
-  void pointwise(cudnnPointwiseMode_t mode, Desc x, Desc b, Desc t, Desc y,
-                 cudnnDataType_t compute = CUDNN_DATA_FLOAT, int64_t axis = -1) {
-    Desc pw = make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-    set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &compute);
-    if (mode == CUDNN_POINTWISE_GEN_INDEX)
-      set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
-    XRT_CUDNN(cudnnBackendFinalize, pw);
-    Desc op = make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-    set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    if (b) set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
-    if (t) set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t);
-    set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    const float one = 1.0f;
-    set(op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &one);
-    set(op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &one);
-    finish(op);
-  }
-
-  /// y = x op b with y a new float intermediate shaped like `shape`.
-  Desc pointwise(cudnnPointwiseMode_t mode, Desc x, Desc b, const Dims& shape) {
-    Desc y = virtual_tensor(shape, contiguous(shape), CUDNN_DATA_FLOAT);
-    pointwise(mode, x, b, nullptr, y);
-    return y;
-  }
-
-  void matmul(Desc a, Desc b, Desc c) {
-    Desc mm = make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-    set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
-    XRT_CUDNN(cudnnBackendFinalize, mm);
-    Desc op = make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a);
-    set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b);
-    set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c);
-    set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm);
-    finish(op);
-  }
-
-  void reduction(cudnnReduceTensorOp_t reduce, Desc x, Desc y) {
-    Desc r = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-    const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-    set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
-    set(r, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &reduce);
-    XRT_CUDNN(cudnnBackendFinalize, r);
-    Desc op = make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &r);
-    finish(op);
-  }
-
-  void reshape(Desc x, Desc y) {
-    Desc op = make(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
-    set(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    set(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    finish(op);
-  }
-
-  /// The causal mask of Note [cuDNN attention graphs]: s where row >= col, else -inf.
-  Desc causal(Desc s, const Dims& shape) {
-    const Dims strides = contiguous(shape);
-    Desc row = virtual_tensor(shape, strides, CUDNN_DATA_INT32);
-    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, row, CUDNN_DATA_FLOAT, 2);
-    Desc col = virtual_tensor(shape, strides, CUDNN_DATA_INT32);
-    pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, col, CUDNN_DATA_FLOAT, 3);
-    Desc keep = virtual_tensor(shape, strides, CUDNN_DATA_BOOLEAN);
-    pointwise(CUDNN_POINTWISE_CMP_GE, row, col, nullptr, keep, CUDNN_DATA_BOOLEAN);
-    Desc out = virtual_tensor(shape, strides, CUDNN_DATA_FLOAT);
-    pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, scalar(kNegInf), keep, out);
-    return out;
-  }
-
-  cudnnDataType_t io() const { return io_; }
-  const std::vector<Desc>& operations() const { return ops_; }
-  /// The variant pack's ids, in the order they were declared.
-  const std::vector<int64_t>& uids() const { return uids_; }
-
- private:
-  Desc make_tensor(int64_t uid, const Dims& dims, const Dims& strides, cudnnDataType_t type,
-                   bool is_virtual, bool by_value) {
-    Desc t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    const int64_t alignment = 16;
-    set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
-    set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data());
-    set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data());
-    set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-    set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
-    set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
-    if (by_value) set(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
-    XRT_CUDNN(cudnnBackendFinalize, t);
-    if (!is_virtual) uids_.push_back(uid);
-    return t;
-  }
-
-  void finish(Desc op) {
-    XRT_CUDNN(cudnnBackendFinalize, op);
-    ops_.push_back(op);
-  }
-
-  cudnnDataType_t io_;
-  int64_t next_virtual_ = kFirstVirtual;
-  std::vector<Desc> owned_, ops_;
-  std::vector<int64_t> uids_;
-};
+/// The causal mask of Note [cuDNN attention graphs]: s where row >= col, else -inf.
+Desc causal_mask(Graph& g, Desc s, const Dims& shape) {
+  const Dims strides = contiguous_strides(shape);
+  Desc row = g.virtual_tensor(shape, strides, CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, row, CUDNN_DATA_FLOAT, 2);
+  Desc col = g.virtual_tensor(shape, strides, CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, col, CUDNN_DATA_FLOAT, 3);
+  Desc keep = g.virtual_tensor(shape, strides, CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_CMP_GE, row, col, nullptr, keep, CUDNN_DATA_BOOLEAN);
+  Desc out = g.virtual_tensor(shape, strides, CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, g.scalar(kNegInf), keep, out);
+  return out;
+}
 
 struct Shape {
   int64_t b, h, sq, skv, d, dv;
@@ -210,28 +80,28 @@ void build_forward(Graph& g, const AttentionSpec& spec, const Shape& s) {
   Desc v = g.tensor(kV, t[2].dims, t[2].strides, io);
   Desc o = g.tensor(kO, t[3].dims, t[3].strides, io);
 
-  Desc logits = g.virtual_tensor(scores, contiguous(scores), CUDNN_DATA_FLOAT);
+  Desc logits = g.virtual_tensor(scores, contiguous_strides(scores), CUDNN_DATA_FLOAT);
   g.matmul(q, kt, logits);
   Desc x = g.pointwise(CUDNN_POINTWISE_MUL, logits, g.scalar(kScale), scores);
   if (spec.bias)
     x = g.pointwise(CUDNN_POINTWISE_ADD, x, g.tensor(kBias, t[4].dims, t[4].strides, io), scores);
-  if (spec.causal) x = g.causal(x, scores);
+  if (spec.causal) x = causal_mask(g, x, scores);
 
-  Desc max = g.virtual_tensor(rows, contiguous(rows), CUDNN_DATA_FLOAT);
+  Desc max = g.virtual_tensor(rows, contiguous_strides(rows), CUDNN_DATA_FLOAT);
   g.reduction(CUDNN_REDUCE_TENSOR_MAX, x, max);
   Desc shifted = g.pointwise(CUDNN_POINTWISE_SUB, x, max, scores);
-  Desc e = g.virtual_tensor(scores, contiguous(scores), CUDNN_DATA_FLOAT);
+  Desc e = g.virtual_tensor(scores, contiguous_strides(scores), CUDNN_DATA_FLOAT);
   g.pointwise(CUDNN_POINTWISE_EXP, shifted, nullptr, nullptr, e);
-  Desc sum = g.virtual_tensor(rows, contiguous(rows), CUDNN_DATA_FLOAT);
+  Desc sum = g.virtual_tensor(rows, contiguous_strides(rows), CUDNN_DATA_FLOAT);
   g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
   // The statistics are part of the pattern cuDNN's engines recognise even for inference
   // (measured: without them no engine takes the graph); unwanted, they stay virtual.
-  Desc log = g.virtual_tensor(rows, contiguous(rows), CUDNN_DATA_FLOAT);
+  Desc log = g.virtual_tensor(rows, contiguous_strides(rows), CUDNN_DATA_FLOAT);
   g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, nullptr, log);
-  Desc stats = spec.stats ? g.tensor(kStats, rows, contiguous(rows), CUDNN_DATA_FLOAT)
-                          : g.virtual_tensor(rows, contiguous(rows), CUDNN_DATA_FLOAT);
+  Desc stats = spec.stats ? g.tensor(kStats, rows, contiguous_strides(rows), CUDNN_DATA_FLOAT)
+                          : g.virtual_tensor(rows, contiguous_strides(rows), CUDNN_DATA_FLOAT);
   g.pointwise(CUDNN_POINTWISE_ADD, max, log, nullptr, stats);
-  Desc p = g.virtual_tensor(scores, contiguous(scores), io);
+  Desc p = g.virtual_tensor(scores, contiguous_strides(scores), io);
   g.pointwise(CUDNN_POINTWISE_DIV, e, sum, nullptr, p);
   g.matmul(p, v, o);
 }
@@ -255,7 +125,7 @@ void build_backward(Graph& g, const AttentionSpec& spec, const Shape& s) {
   Desc dq = g.tensor(kDQ, t[5].dims, t[5].strides, io);
   Desc dk = g.tensor(kDK, t[6].dims, t[6].strides, io);
   Desc dv = g.tensor(kDV, t[7].dims, t[7].strides, io);
-  Desc stats = g.tensor(kStats, rows, contiguous(rows), CUDNN_DATA_FLOAT);
+  Desc stats = g.tensor(kStats, rows, contiguous_strides(rows), CUDNN_DATA_FLOAT);
   Desc scale = g.scalar(kScale);
 
   // D = sum(dO * O) per row (the frontend's layout for the product, which stays virtual).
@@ -263,20 +133,20 @@ void build_backward(Graph& g, const AttentionSpec& spec, const Shape& s) {
   Desc product = g.virtual_tensor(out_shape, {s.h * s.sq * s.dv, s.sq * s.dv, s.h * s.dv, 1},
                                   CUDNN_DATA_FLOAT);
   g.pointwise(CUDNN_POINTWISE_MUL, dout, o, nullptr, product);
-  Desc row_dot = g.virtual_tensor(rows, contiguous(rows), CUDNN_DATA_FLOAT);
+  Desc row_dot = g.virtual_tensor(rows, contiguous_strides(rows), CUDNN_DATA_FLOAT);
   g.reduction(CUDNN_REDUCE_TENSOR_ADD, product, row_dot);
-  Desc row_sum = g.tensor(kRowSum, rows, contiguous(rows), CUDNN_DATA_FLOAT);
+  Desc row_sum = g.tensor(kRowSum, rows, contiguous_strides(rows), CUDNN_DATA_FLOAT);
   g.pointwise(CUDNN_POINTWISE_MUL, row_dot, g.scalar(kOne), nullptr, row_sum);
 
   // P = exp(Q·Kᵀ · scale [+ bias] - stats), masked.
-  Desc logits = g.virtual_tensor(scores, contiguous(scores), CUDNN_DATA_FLOAT);
+  Desc logits = g.virtual_tensor(scores, contiguous_strides(scores), CUDNN_DATA_FLOAT);
   g.matmul(q, kt, logits);
   Desc x = g.pointwise(CUDNN_POINTWISE_MUL, logits, scale, scores);
   if (spec.bias)
     x = g.pointwise(CUDNN_POINTWISE_ADD, x, g.tensor(kBias, t[8].dims, t[8].strides, io), scores);
   x = g.pointwise(CUDNN_POINTWISE_SUB, x, stats, scores);
-  if (spec.causal) x = g.causal(x, scores);
-  Desc p = g.virtual_tensor(scores, contiguous(scores), CUDNN_DATA_FLOAT);
+  if (spec.causal) x = causal_mask(g, x, scores);
+  Desc p = g.virtual_tensor(scores, contiguous_strides(scores), CUDNN_DATA_FLOAT);
   g.pointwise(CUDNN_POINTWISE_EXP, x, nullptr, nullptr, p);
 
   // dV = Pᵀ·dO
@@ -285,7 +155,7 @@ void build_backward(Graph& g, const AttentionSpec& spec, const Shape& s) {
   g.matmul(pt, dout, dv);
 
   // dS = (dO·Vᵀ - D) * P * scale
-  Desc dp = g.virtual_tensor(scores, contiguous(scores), CUDNN_DATA_FLOAT);
+  Desc dp = g.virtual_tensor(scores, contiguous_strides(scores), CUDNN_DATA_FLOAT);
   g.matmul(dout, vt, dp);
   Desc ds = g.pointwise(CUDNN_POINTWISE_SUB, dp, row_sum, scores);
   ds = g.pointwise(CUDNN_POINTWISE_MUL, ds, p, scores);
@@ -300,7 +170,7 @@ void build_backward(Graph& g, const AttentionSpec& spec, const Shape& s) {
   Desc k = g.virtual_tensor(t[1].dims, t[1].strides, io);
   g.reshape(kt, k);
   const Dims dq_shape{s.b, s.h, s.sq, s.d};
-  Desc dq_accum = g.tensor(kDQAccum, dq_shape, contiguous(dq_shape), CUDNN_DATA_FLOAT);
+  Desc dq_accum = g.tensor(kDQAccum, dq_shape, contiguous_strides(dq_shape), CUDNN_DATA_FLOAT);
   g.matmul(ds, k, dq_accum);
   g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_accum, nullptr, nullptr, dq);
 }
@@ -318,49 +188,6 @@ struct Plan {
 
 int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
-/// The first of cuDNN's engine configurations for the graph that builds into a plan.
-Desc make_plan(Graph& g, cudnnHandle_t handle, std::string& why_not) {
-  Desc graph = g.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-  set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-      static_cast<int64_t>(g.operations().size()), g.operations().data());
-  cudnnStatus_t st = cudnn().cudnnBackendFinalize(graph);
-  if (st != CUDNN_STATUS_SUCCESS) {
-    why_not = "the operation graph: " + cudnn_error_text(st);
-    return nullptr;
-  }
-  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    Desc heur = g.make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
-    set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-    if ((st = cudnn().cudnnBackendFinalize(heur)) != CUDNN_STATUS_SUCCESS) {
-      why_not = "the heuristics: " + cudnn_error_text(st);
-      continue;
-    }
-    int64_t count = 0;
-    XRT_CUDNN(cudnnBackendGetAttribute, heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-              CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr);
-    if (count == 0) {
-      why_not = "no engine configuration";
-      continue;
-    }
-    std::vector<Desc> configs(static_cast<size_t>(count));
-    for (Desc& c : configs) c = g.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    XRT_CUDNN(cudnnBackendGetAttribute, heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-              CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count, configs.data());
-    for (int64_t i = 0; i < count; ++i) {
-      Desc plan = nullptr;
-      XRT_CUDNN(cudnnBackendCreateDescriptor, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
-      set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-      set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-          &configs[static_cast<size_t>(i)]);
-      if ((st = cudnn().cudnnBackendFinalize(plan)) == CUDNN_STATUS_SUCCESS) return plan;
-      why_not = "its engines: " + cudnn_error_text(st);
-      cudnn().cudnnBackendDestroyDescriptor(plan);
-    }
-  }
-  return nullptr;
-}
 
 void check_spec(const AttentionSpec& spec, Shape& s) {
   if (spec.dtype != DType::Float16 && spec.dtype != DType::BFloat16)
@@ -449,8 +276,8 @@ AttentionPlan cudnn_attention_plan(const AttentionSpec& spec) {
   }
   CudnnHandle& handle = cudnn_handle(spec.device);
   std::lock_guard use(handle.mutex);
-  auto graph = std::make_shared<Graph>(spec.dtype == DType::Float16 ? CUDNN_DATA_HALF
-                                                                    : CUDNN_DATA_BFLOAT16);
+  auto graph = std::make_shared<Graph>(
+      spec.dtype == DType::Float16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16, kFirstVirtual);
   Graph& g = *graph;
   if (spec.backward)
     build_backward(g, spec, s);
@@ -458,7 +285,7 @@ AttentionPlan cudnn_attention_plan(const AttentionSpec& spec) {
     build_forward(g, spec, s);
   std::string why_not;
   Plan plan;
-  plan.plan = make_plan(g, handle.handle, why_not);
+  plan.plan = g.build_plan(handle.handle, why_not);
   if (!plan.plan)
     throw UnsupportedOperationError(
         std::string("cuDNN ") + std::to_string(cudnn_version()) + " has no engine for this " +
@@ -558,11 +385,12 @@ void cudnn_attention_run(int64_t id, const std::vector<uintptr_t>& pointers, uin
     ~Release() { cudnn().cudnnBackendDestroyDescriptor(d); }
   } release{pack};
   void* ws = reinterpret_cast<void*>(workspace);
-  set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
-      static_cast<int64_t>(plan->uids.size()), plan->uids.data());
-  set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-      static_cast<int64_t>(data.size()), data.data());
-  set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
+  XRT_CUDNN(cudnnBackendSetAttribute, pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+            CUDNN_TYPE_INT64, static_cast<int64_t>(plan->uids.size()), plan->uids.data());
+  XRT_CUDNN(cudnnBackendSetAttribute, pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+            CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(data.size()), data.data());
+  XRT_CUDNN(cudnnBackendSetAttribute, pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
+            CUDNN_TYPE_VOID_PTR, 1, &ws);
   XRT_CUDNN(cudnnBackendFinalize, pack);
   XRT_CUDNN(cudnnBackendExecute, handle.handle, plan->plan, pack);
 }

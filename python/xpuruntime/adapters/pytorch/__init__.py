@@ -6,8 +6,9 @@ run, with the same ``KernelPolicy`` that steers array code and inference:
 
 - ``_reroute.py``: ``set_kernel_policy`` / ``get_kernel_policy`` / ``clear_kernel_policy`` /
   ``kernel_policy``: torch's matmul, linear, SDPA, layer_norm and rms_norm on our kernels.
-- ``_ops.py``: ``fused_attention``, ``fused_layernorm``, ``fused_rmsnorm`` as torch custom ops
-  (autograd, torch.compile) and as kernels of xpuruntime's registry.
+- ``_attention_ops.py``: ``fused_attention`` on cuDNN, flash_v2 or torch's SDPA; ``_ops.py``:
+  ``fused_layernorm``, ``fused_rmsnorm``; both as torch custom ops (autograd, torch.compile)
+  and as kernels of xpuruntime's registry, chosen through it (``_choose.py``).
 - ``_linear.py``: ``fused_linear``, linear + bias + activation in one cuBLASLt call.
 - ``_kernels.py`` + ``kernels/``: the NVRTC sources (flash_v2 attention, fused norms).
 - ``_extras.py``: ``autocast``, ``capture_graph``, ``set_allocator``, ``profile``.
@@ -21,6 +22,7 @@ except ImportError as error:
     raise ImportError("xpuruntime.pytorch requires PyTorch. Install with: "
                       "pip install xpuruntime[torch]") from error
 
+from ._attention_ops import attention, fused_attention  # noqa: E402
 from ._extras import (  # noqa: E402
     CapturedGraph,
     allocator_stats,
@@ -30,13 +32,7 @@ from ._extras import (  # noqa: E402
     set_allocator,
 )
 from ._linear import fused_linear  # noqa: E402
-from ._ops import (  # noqa: E402
-    attention,
-    fused_attention,
-    fused_layernorm,
-    fused_rmsnorm,
-    register_kernels,
-)
+from ._ops import fused_layernorm, fused_rmsnorm, register_kernels  # noqa: E402
 from ._reroute import (  # noqa: E402
     REROUTED_OPS,
     clear_kernel_policy,

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from ... import _core
 from ...nn import _ACTIVATIONS as ACTIVATIONS
 from . import _kernels
-from ._ops import _autocast, _xrt
+from ._choose import _autocast, _xrt
 
 _TORCH_GELU = {2: "none", 3: "tanh"}
 

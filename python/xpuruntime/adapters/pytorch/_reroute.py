@@ -31,7 +31,7 @@ from torch.overrides import TorchFunctionMode
 
 from ... import _core
 from ...policies import KernelPolicy
-from . import _kernels, _ops
+from . import _attention_ops, _choose, _kernels, _ops
 
 # ---- matmul through xpuruntime ------------------------------------------------------------
 
@@ -148,7 +148,7 @@ def _sdpa(func, args, kwargs):
     options = dict(zip(names, args[3:]), **kwargs)
     if not q.is_cuda:
         return func(*args, **kwargs)
-    return _ops.fused_attention(q, k, v, **options)
+    return _attention_ops.fused_attention(q, k, v, **options)
 
 
 def _layer_norm(func, args, kwargs):
@@ -183,7 +183,7 @@ class _Reroute(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         handler = self.handlers.get(func)
-        if handler is None or getattr(_ops.passthrough, "on", False):
+        if handler is None or getattr(_choose.passthrough, "on", False):
             return func(*args, **(kwargs or {}))
         return handler(func, args, kwargs or {})
 

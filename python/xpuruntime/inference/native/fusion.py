@@ -33,13 +33,26 @@ saves the Python loop's few microseconds a node, which is not a fusion worth a n
   (an ``xrt.ElementwiseKernel``, broadcasting its inputs, computing 16-bit floats in float32)
   in place of one pass per node; scalar constants become literals. CUDA plans only; at run
   time other dtypes or devices (shape arithmetic on the host) take the nodes it replaced.
+The last two passes live in fusion_attention.py and fusion_elementwise.py; rewrite.py holds
+what the passes share (who reads and makes a value, new nodes, the rewrite).
 """
 
 import math
 
 import numpy as np
 
-from .ops import lookup
+from .fusion_attention import attention
+from .fusion_elementwise import elementwise
+from .rewrite import (
+    consumers_of,
+    is_close,
+    new_node,
+    only_consumer,
+    other_input,
+    rewrite,
+    scalar_of,
+    weight_aliases,
+)
 
 FUSIONS = ("gelu", "conv_batchnorm", "linear", "add_norm", "attention", "elementwise")
 
@@ -61,47 +74,12 @@ def apply(nodes, enabled, weights, opsets, device=None, outputs=()):
     for name in FUSIONS:
         if name in enabled and (device is None or device.type in _DEVICES.get(name, (
                 device.type,))):
-            if name == "elementwise":
-                nodes = _elementwise(nodes, weights, opsets, records, set(outputs))
-            else:
-                nodes = _PASSES[name](nodes, weights, opsets, records)
+            nodes = _PASSES[name](nodes, weights, opsets, records, set(outputs))
     return nodes, records
 
 
-def _consumers(nodes):
-    out = {}
-    for node in nodes:
-        for name in node.inputs:
-            out.setdefault(name, []).append(node)
-    return out
-
-
-def _scalar(weights, name):
-    value = weights.get(name)
-    if value is None or value.size != 1 or value.dtype.kind != "f":
-        return None
-    return float(value.reshape(-1)[0])
-
-
-def _only_consumer(consumers, name, op_type):
-    users = consumers.get(name, [])
-    if len(users) == 1 and users[0].op_type == op_type and users[0].domain == "":
-        return users[0]
-    return None
-
-
-def _other(node, name):
-    """The input of a two-input node that is not ``name``."""
-    a, b = node.inputs[:2]
-    return b if a == name else a
-
-
-def _close(value, target):
-    return value is not None and math.isclose(value, target, rel_tol=1e-6)
-
-
-def _gelu(nodes, weights, opsets, records):
-    consumers = _consumers(nodes)
+def _gelu(nodes, weights, opsets, records, outputs):
+    consumers = consumers_of(nodes)
     replace = {}
     for erf in nodes:
         if erf.op_type != "Erf" or erf.domain != "":
@@ -110,34 +88,34 @@ def _gelu(nodes, weights, opsets, records):
         if scaled is None or len(consumers.get(scaled.outputs[0], [])) != 1:
             continue
         if scaled.op_type == "Div":
-            x, factor = scaled.inputs[0], _scalar(weights, scaled.inputs[1])
-            ok = _close(factor, math.sqrt(2))
+            x, factor = scaled.inputs[0], scalar_of(weights, scaled.inputs[1])
+            ok = is_close(factor, math.sqrt(2))
         elif scaled.op_type == "Mul":
             x = next((i for i in scaled.inputs if i not in weights), None)
-            ok = _close(_scalar(weights, _other(scaled, x)), 1 / math.sqrt(2))
+            ok = is_close(scalar_of(weights, other_input(scaled, x)), 1 / math.sqrt(2))
         else:
             ok = False
-        add = _only_consumer(consumers, erf.outputs[0], "Add")
-        if not ok or add is None or not _close(_scalar(weights, _other(add, erf.outputs[0])),
+        add = only_consumer(consumers, erf.outputs[0], "Add")
+        if not ok or add is None or not is_close(scalar_of(weights, other_input(add, erf.outputs[0])),
                                                 1.0):
             continue
-        times_x = _only_consumer(consumers, add.outputs[0], "Mul")
-        if times_x is None or _other(times_x, add.outputs[0]) != x:
+        times_x = only_consumer(consumers, add.outputs[0], "Mul")
+        if times_x is None or other_input(times_x, add.outputs[0]) != x:
             continue
-        half = _only_consumer(consumers, times_x.outputs[0], "Mul")
-        if half is None or not _close(_scalar(weights, _other(half, times_x.outputs[0])), 0.5):
+        half = only_consumer(consumers, times_x.outputs[0], "Mul")
+        if half is None or not is_close(scalar_of(weights, other_input(half, times_x.outputs[0])), 0.5):
             continue
         group = [scaled, erf, add, times_x, half]
-        fused = _new_node(half, "Gelu", [x], half.outputs, {}, "gelu")
+        fused = new_node(half, "Gelu", [x], half.outputs, {}, "gelu")
         replace.update({id(n): None for n in group})
         replace[id(half)] = fused
         records.append({"fusion": "gelu", "into": fused.name,
                         "nodes": [n.name for n in group]})
-    return _rewrite(nodes, replace)
+    return rewrite(nodes, replace)
 
 
-def _conv_batchnorm(nodes, weights, opsets, records):
-    consumers = _consumers(nodes)
+def _conv_batchnorm(nodes, weights, opsets, records, outputs):
+    consumers = consumers_of(nodes)
     replace = {}
     for conv in nodes:
         if conv.op_type != "Conv" or conv.domain != "" or conv.inputs[1] not in weights:
@@ -145,7 +123,7 @@ def _conv_batchnorm(nodes, weights, opsets, records):
         has_bias = len(conv.inputs) > 2 and conv.inputs[2]
         if has_bias and conv.inputs[2] not in weights:
             continue
-        bn = _only_consumer(consumers, conv.outputs[0], "BatchNormalization")
+        bn = only_consumer(consumers, conv.outputs[0], "BatchNormalization")
         if bn is None or not all(i in weights for i in bn.inputs[1:5]) or \
                 bn.attrs.get("training_mode", 0) or len([o for o in bn.outputs if o]) > 1:
             continue
@@ -156,14 +134,14 @@ def _conv_batchnorm(nodes, weights, opsets, records):
         w_name, b_name = f"{conv.name}.folded_weight", f"{conv.name}.folded_bias"
         weights[w_name] = (w * a.reshape((-1,) + (1,) * (w.ndim - 1))).astype(w.dtype)
         weights[b_name] = ((b - mean) * a + shift).astype(w.dtype)
-        fused = _new_node(conv, "Conv", [conv.inputs[0], w_name, b_name], bn.outputs,
+        fused = new_node(conv, "Conv", [conv.inputs[0], w_name, b_name], bn.outputs,
                           dict(conv.attrs), "conv_batchnorm")
         fused.constants = {w_name: weights[w_name], b_name: weights[b_name]}
         replace[id(conv)] = fused
         replace[id(bn)] = None
         records.append({"fusion": "conv_batchnorm", "into": fused.name,
                         "nodes": [conv.name, bn.name]})
-    return _rewrite(nodes, replace)
+    return rewrite(nodes, replace)
 
 
 def _linear_weight(node, weights):
@@ -191,16 +169,9 @@ def _linear_weight(node, weights):
     return None
 
 
-def _weight_aliases(nodes, weights):
-    """Values that are a weight under another name: exporters share equal weights through
-    Identity nodes (every LayerNorm's ones and zeros, zero biases)."""
-    return {n.outputs[0]: n.inputs[0] for n in nodes
-            if n.op_type == "Identity" and n.domain == "" and n.inputs[0] in weights}
-
-
-def _linear(nodes, weights, opsets, records):
-    consumers = _consumers(nodes)
-    aliases = _weight_aliases(nodes, weights)
+def _linear(nodes, weights, opsets, records, outputs):
+    consumers = consumers_of(nodes)
+    aliases = weight_aliases(nodes, weights)
     replace = {}
     for product in nodes:
         found = _linear_weight(product, weights)
@@ -212,17 +183,17 @@ def _linear(nodes, weights, opsets, records):
         if own is not None:  # a Gemm's C: a bias when it is a constant vector of n
             add, bias = product, aliases.get(own, own)
         else:
-            add = _only_consumer(consumers, product.outputs[0], "Add")
+            add = only_consumer(consumers, product.outputs[0], "Add")
             if add is None:
                 continue
-            bias = _other(add, product.outputs[0])
+            bias = other_input(add, product.outputs[0])
             bias = aliases.get(bias, bias)
         b = weights.get(bias)
         if b is None or b.shape != (n,) or b.dtype != w.dtype:
             continue
         group, last, activation = [product] + ([add] if add is not product else []), add, None
         for op_type, name in (("Gelu", None), ("Relu", "relu")):
-            after = _only_consumer(consumers, add.outputs[0], op_type)
+            after = only_consumer(consumers, add.outputs[0], op_type)
             if after is None:
                 continue
             if op_type == "Gelu":
@@ -231,7 +202,7 @@ def _linear(nodes, weights, opsets, records):
             group.append(after)
             last, activation = after, name
             break
-        fused = _new_node(last, "FusedLinear", [x, w_name, bias], last.outputs,
+        fused = new_node(last, "FusedLinear", [x, w_name, bias], last.outputs,
                           {"layout": layout, "activation": activation}, "linear",
                           domain="xpuruntime")
         fused.constants = {w_name: w, bias: b}
@@ -239,15 +210,15 @@ def _linear(nodes, weights, opsets, records):
         replace[id(last)] = fused
         records.append({"fusion": "linear", "into": fused.name,
                         "nodes": [node.name for node in group]})
-    return _rewrite(nodes, replace)
+    return rewrite(nodes, replace)
 
 
 _NORMS = ("LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization")
 
 
-def _add_norm(nodes, weights, opsets, records):
-    consumers = _consumers(nodes)
-    aliases = _weight_aliases(nodes, weights)  # such a value is the weight itself
+def _add_norm(nodes, weights, opsets, records, outputs):
+    consumers = consumers_of(nodes)
+    aliases = weight_aliases(nodes, weights)  # such a value is the weight itself
     replace = {}
     for add in nodes:
         if add.op_type != "Add" or add.domain != "" or len(add.inputs) != 2 or \
@@ -265,285 +236,17 @@ def _add_norm(nodes, weights, opsets, records):
         attrs = {"axis": norm.attrs.get("axis", -1), "epsilon": norm.attrs.get("epsilon", 1e-5),
                  "rms": rms}
         inputs = list(add.inputs) + vectors
-        fused = _new_node(add, "AddNorm", inputs, [norm.outputs[0], add.outputs[0]], attrs,
+        fused = new_node(add, "AddNorm", inputs, [norm.outputs[0], add.outputs[0]], attrs,
                           "add_norm", domain="xpuruntime")
         fused.constants = {i: weights[i] for i in vectors if i}
         replace[id(add)] = fused  # at the Add's place: its sum's other readers come later
         replace[id(norm)] = None
         records.append({"fusion": "add_norm", "into": fused.name,
                         "nodes": [add.name, norm.name]})
-    return _rewrite(nodes, replace)
+    return rewrite(nodes, replace)
 
 
-def _producers(nodes):
-    return {out: node for node in nodes for out in node.outputs if out}
 
-
-def _negative_infinity(weights, name):
-    value = _scalar(weights, name)
-    return value is not None and value == -math.inf
-
-
-def _attention_mask(node, score, weights):
-    """(mask name, kind) of a Where or Add that masks `score`; None when node is neither.
-    kind: "keep" (bool, True where the key takes part), "drop" (True where it is masked),
-    "add" (added to the scores)."""
-    if node.op_type == "Where" and len(node.inputs) == 3 and node.inputs[0] != score:
-        cond, a, b = node.inputs
-        if a == score and _negative_infinity(weights, b):
-            return cond, "keep"
-        if b == score and _negative_infinity(weights, a):
-            return cond, "drop"
-        return None
-    if node.op_type == "Add" and len(node.inputs) == 2 and score in node.inputs:
-        other = _other(node, score)
-        if other != score:
-            return other, "add"
-    return None
-
-
-def _causal_constant(value, kind):
-    """Whether a constant mask is exactly top-left causal (key j for query i when j <= i)."""
-    if value is None or value.dtype != np.bool_ or value.ndim < 2 or \
-            any(n != 1 for n in value.shape[:-2]):
-        return False
-    tril = np.tril(np.ones(value.shape[-2:], dtype=bool))
-    rows = value.reshape(value.shape[-2:])
-    return bool(np.array_equal(rows, tril if kind == "keep" else ~tril))
-
-
-# Producers of a computed scale factor (from a shape: Shape, Slice, Cast, Sqrt, Div, ...).
-_FACTOR_OPS = frozenset({"Sqrt", "Cast", "Div", "Mul", "Reciprocal", "Pow", "Constant"})
-
-
-def _pre_scale(node, consumers, producers, weights, replace):
-    """(the Mul, its data input, its factor) when node multiplies an attention operand by a
-    scalar, read by the product alone: the factor a float when constant, else the name of a
-    value computed from constants and shapes. None otherwise."""
-    if node is None or node.op_type != "Mul" or node.domain != "" or id(node) in replace or \
-            len(consumers.get(node.outputs[0], [])) != 1 or len(node.inputs) != 2:
-        return None
-    for data, factor in (node.inputs, node.inputs[::-1]):
-        constant = _scalar(weights, factor)
-        if constant is not None and data not in weights:
-            return node, data, constant
-    for data, factor in (node.inputs, node.inputs[::-1]):
-        made, source = producers.get(factor), producers.get(data)
-        if made is not None and made.op_type in _FACTOR_OPS and \
-                (source is None or source.op_type not in _FACTOR_OPS) and data not in weights:
-            return node, data, factor  # checked to be one value at run time
-    return None
-
-
-def _attention(nodes, weights, opsets, records):
-    consumers = _consumers(nodes)
-    producers = _producers(nodes)
-    replace = {}
-    for softmax in nodes:
-        if softmax.op_type != "Softmax" or softmax.domain != "" or softmax.opset < 13 or \
-                softmax.attrs.get("axis", -1) != -1:
-            continue
-        pv = _only_consumer(consumers, softmax.outputs[0], "MatMul")
-        if pv is None or pv.inputs[0] != softmax.outputs[0]:
-            continue
-        group, scale, mask, kind = [softmax, pv], 1.0, None, None
-        current, qk, scaled_after_mask = softmax.inputs[0], None, False
-        while current in producers:
-            node = producers[current]
-            if len(consumers.get(current, [])) != 1 or node.domain != "" or id(node) in replace:
-                break
-            if node.op_type == "MatMul":
-                qk = node
-                break
-            if node.op_type in ("Mul", "Div"):
-                x = next((i for i in node.inputs if i not in weights), None)
-                c = _scalar(weights, _other(node, x)) if x is not None else None
-                if c is None or c <= 0 or (node.op_type == "Div" and node.inputs[0] != x):
-                    break
-                scale = scale * c if node.op_type == "Mul" else scale / c
-                scaled_after_mask = scaled_after_mask or mask is None
-                group.append(node)
-                current = x
-                continue
-            if mask is not None:
-                break
-            score = next((i for i in node.inputs if i in producers and
-                          producers[i].op_type in ("MatMul", "Mul", "Div")), None)
-            found = _attention_mask(node, score, weights) if score else None
-            # A scale after an added mask would scale the mask too: not this pattern.
-            if found is None or (found[1] == "add" and scaled_after_mask):
-                break
-            mask, kind = found
-            group.append(node)
-            current = score
-        if qk is None or len(qk.inputs) != 2:
-            continue
-        group.append(qk)
-        causal = kind in ("keep", "drop") and _causal_constant(weights.get(mask), kind)
-        # Q and Kᵀ may each be scaled before the product (PyTorch's export of SDPA multiplies
-        # both by sqrt(scale), computed from a shape): the factors become inputs.
-        operands, roles = list(qk.inputs), []
-        for side, role in ((0, "q_scale"), (1, "k_scale")):
-            found = _pre_scale(producers.get(operands[side]), consumers, producers, weights,
-                               replace)
-            if found is None:
-                continue
-            node, data, factor = found
-            group.append(node)
-            operands[side] = data
-            if isinstance(factor, float):
-                scale *= factor
-            else:
-                roles.append((role, factor))
-        inputs = [operands[0], operands[1], pv.inputs[1]]
-        if mask is not None and not causal:
-            inputs.append(mask)
-        inputs += [factor for _, factor in roles]
-        attrs = {"scale": scale, "mask": "causal" if causal else (kind or "none"),
-                 "factors": [role for role, _ in roles]}
-        fused = _new_node(pv, "ScaledDotProductAttention", inputs, pv.outputs, attrs,
-                          "attention", domain="xpuruntime")
-        fused.constants = {i: weights[i] for i in inputs if i in weights}
-        replace.update({id(n): None for n in group})
-        replace[id(pv)] = fused
-        records.append({"fusion": "attention", "into": fused.name,
-                        "nodes": [n.name for n in reversed(group)]})
-    return _rewrite(nodes, replace)
-
-
-# The C expression of each elementwise op over its operands {0}, {1} (computed in C, the
-# compute type: float for 16-bit floats); attributes are filled in by _expression.
-_EXPRESSIONS = {
-    "Add": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}", "Div": "{0} / {1}",
-    "Neg": "-{0}", "Abs": "fabs({0})", "Exp": "exp({0})", "Log": "log({0})",
-    "Sqrt": "sqrt({0})", "Reciprocal": "C(1) / {0}", "Erf": "erf({0})", "Tanh": "tanh({0})",
-    "Sigmoid": "C(1) / (C(1) + exp(-{0}))",
-    "Relu": "{0} < C(0) ? C(0) : {0}",  # NaN stays NaN, as in ONNX
-}
-
-
-def _literal(value):
-    return f"C({float(value)!r})"
-
-
-def _expression(node, operands):
-    """The C expression node computes from its operands' expressions; None if unsupported."""
-    op = node.op_type
-    if op in _EXPRESSIONS:
-        if len(operands) != (2 if op in ("Add", "Sub", "Mul", "Div") else 1):
-            return None
-        return _EXPRESSIONS[op].format(*operands)
-    x = operands[0] if len(operands) == 1 else None
-    if x is None:
-        return None
-    if op == "LeakyRelu":
-        return f"{x} < C(0) ? {_literal(node.attrs.get('alpha', 0.01))} * {x} : {x}"
-    if op == "Gelu":
-        if node.attrs.get("approximate", "none") == "tanh":
-            return (f"C(0.5) * {x} * (C(1) + tanh(C(0.7978845608028654) * ({x} + "
-                    f"C(0.044715) * {x} * {x} * {x})))")
-        return f"C(0.5) * {x} * (C(1) + erf({x} * C(0.7071067811865476)))"
-    return None
-
-
-_CHAIN_OPS = frozenset(_EXPRESSIONS) | {"LeakyRelu", "Gelu"}
-
-
-def _elementwise(nodes, weights, opsets, records, outputs):
-    consumers = _consumers(nodes)
-    producers = _producers(nodes)
-    position = {id(n): i for i, n in enumerate(nodes)}
-    group_of = {}  # id(node) -> the group it is in (nodes in topological order)
-
-    def chainable(node):
-        return node.op_type in _CHAIN_OPS and node.domain == "" and \
-            len([o for o in node.outputs if o]) == 1 and all(node.inputs)
-
-    # A node joins the groups of the producers whose value it alone reads: each group then
-    # has one value leaving it (its last node's), every other is read inside only.
-    for node in nodes:
-        if not chainable(node):
-            continue
-        members = {id(node): node}
-        for name in node.inputs:
-            p = producers.get(name)
-            if p is None or id(p) not in group_of or name in outputs or \
-                    len(consumers.get(name, [])) != 1:
-                continue
-            members.update((id(m), m) for m in group_of[id(p)])
-        group = sorted(members.values(), key=lambda n: position[id(n)])
-        for m in group:
-            group_of[id(m)] = group
-    replace, seen = {}, set()
-    for node in nodes:
-        group = group_of.get(id(node))
-        if group is None or id(group) in seen or len(group) < 2:
-            continue
-        seen.add(id(group))
-        fused = _chain_node(group, weights)
-        if fused is None:
-            continue
-        replace.update({id(n): None for n in group})
-        replace[id(group[-1])] = fused
-        records.append({"fusion": "elementwise", "into": fused.name,
-                        "nodes": [n.name for n in group]})
-    return _rewrite(nodes, replace)
-
-
-def _chain_node(group, weights):
-    """The ElementwiseChain node of a group (nodes in topological order), or None."""
-    inside = {n.outputs[0] for n in group}
-    inputs, scalars, temps, lines = [], {}, {}, []
-    for i, node in enumerate(group):
-        operands = []
-        for name in node.inputs:
-            value = weights.get(name)
-            if name in inside:
-                operands.append(temps[name])
-            elif value is not None and value.ndim == 0 and value.dtype.kind == "f" and \
-                    np.isfinite(value):
-                scalars[name] = value
-                operands.append(_literal(value))
-            else:
-                if name not in inputs:
-                    inputs.append(name)
-                operands.append(f"c{inputs.index(name)}")
-        expression = _expression(node, operands)
-        if expression is None:
-            return None
-        temps[node.outputs[0]] = f"t{i}"
-        lines.append(f"C t{i} = {expression};" if i < len(group) - 1 else
-                     f"y = (T)({expression});")
-    if not inputs:
-        return None  # all constant: folding's job
-    # The inputs enter in C (T may be a 16-bit float type with no arithmetic of its own).
-    operation = "typedef typename xrt::compute_type<T>::type C; " + " ".join(
-        [f"C c{i} = (C)a{i};" for i in range(len(inputs))] + lines)
-    last = group[-1]
-    fused = _new_node(last, "ElementwiseChain", inputs, last.outputs,
-                      {"operation": operation, "nodes": list(group), "scalars": scalars},
-                      "elementwise", domain="xpuruntime")
-    fused.constants = {i: weights[i] for i in inputs if i in weights}
-    return fused
-
-
+# Each pass: (nodes, weights, opsets, records, the graph's outputs) -> the new node list.
 _PASSES = {"gelu": _gelu, "conv_batchnorm": _conv_batchnorm, "linear": _linear,
-           "add_norm": _add_norm, "attention": _attention}
-
-
-def _new_node(like, op_type, inputs, outputs, attrs, fusion, domain=""):
-    from .plan import Node
-
-    node = Node(like.name, op_type, domain, like.opset, attrs, inputs, outputs)
-    node.spec = lookup(domain, op_type)
-    node.fused = fusion
-    return node
-
-
-def _rewrite(nodes, replace):
-    out = []
-    for node in nodes:
-        new = replace.get(id(node), node)
-        if new is not None:
-            out.append(new)
-    return out
+           "add_norm": _add_norm, "attention": attention, "elementwise": elementwise}

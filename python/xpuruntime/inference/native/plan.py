@@ -167,7 +167,7 @@ class Plan:
         self.output_names = [v.name for v in graph.output]
         nodes = [self._node(n, i, weights) for i, n in enumerate(graph.node)]
         nodes = hoist_constants(nodes, weights)
-        for node in nodes:  # builders see the hoisted Constant values too
+        for node in nodes:  # what builders see of their inputs, Constant nodes' values included
             node.constants = {i: weights[i] for i in node.inputs if i in weights}
         nodes = topological_order(nodes, list(weights) + self.input_names)
         nodes, self.fusions = fusion.apply(nodes, fusions, weights, self.opsets, device,
@@ -197,7 +197,6 @@ class Plan:
         if spec is None or opset < spec.since:
             raise unsupported_node(node, opset)
         node.spec = spec
-        node.constants = {i: weights[i] for i in node.inputs if i in weights}
         return node
 
     def _build(self, node):
