@@ -1,10 +1,13 @@
 """python/xpuruntime/inference/native/ops/attention.py: the attention operators, opset 23's
 ``Attention`` and ONNX Runtime's ``com.microsoft.MultiHeadAttention``, on the unfused path
-(two matmuls around a softmax: no fused attention kernel exists yet).
+(two matmuls around a softmax whose fully masked rows give zeros, as ONNX wants), and the
+``xpuruntime:ScaledDotProductAttention`` node of the ``attention`` fusion on
+``xrt.nn.scaled_dot_product_attention`` (cuDNN's fused kernel in 16-bit floats).
 
-Both share ``scaled_dot_product``; what differs is layout (3-D inputs are split into heads
-here), masks (ONNX: boolean or additive, -inf; ORT: a key padding mask adding
-``mask_filter_value``) and caches (past keys and values concatenated before the product)."""
+The two ONNX operators share the helpers below; what differs is layout (3-D inputs are
+split into heads here), masks (ONNX: boolean or additive, -inf; ORT: a key padding mask
+adding ``mask_filter_value``) and caches (past keys and values concatenated before the
+product)."""
 
 import math
 
@@ -156,7 +159,7 @@ def _multi_head_attention(node):
 
 @op("ScaledDotProductAttention", domain="xpuruntime")
 def _fused_attention(node):
-    """Made by the ``attention`` fusion (native/fusion.py): softmax(Q·Kᵀ · scale + mask)·V as
+    """Made by the ``attention`` fusion (native/fusion_attention.py): softmax(Q·Kᵀ · scale + mask)·V as
     one ``xrt.nn.scaled_dot_product_attention``, from the inputs Q, Kᵀ (the exported graph's
     right operand), V and an optional mask ("keep", "drop" or "add"; "causal" has none).
     Operands whose leading sizes differ (the MatMuls broadcast them) take the ops it

@@ -161,7 +161,7 @@ _CHAIN_DTYPES = (xrt.float16, xrt.bfloat16, xrt.float32, xrt.float64)
 
 @op("ElementwiseChain", domain="xpuruntime")
 def _elementwise_chain(node):
-    """Made by the ``elementwise`` fusion (native/fusion.py): the nodes of a chain as one
+    """Made by the ``elementwise`` fusion (native/fusion_elementwise.py): the nodes of a chain as one
     generated kernel (``xrt.ElementwiseKernel``; 16-bit floats computed in float32). Values
     of other dtypes, or off CUDA (shape arithmetic on the host), take the replaced nodes."""
     from . import lookup
