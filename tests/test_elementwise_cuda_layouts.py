@@ -233,3 +233,36 @@ def test_host_scalars_are_captured_by_value_in_graphs():
         g.replay()
         xrt.cuda.synchronize()
         np.testing.assert_array_equal(host(y), host(x) * 3 + 1)
+
+
+# Views whose copy widens its accesses (Note [Widened copies] in cuda/copy_kernels.cpp), and
+# views that must not: runs of 1, 3, 8 and 64 elements, offsets that break the alignment,
+# negative outer strides, and element sizes of 1 to 16 bytes.
+WIDENING_CASES = {
+    "heads": lambda t: xrt.permute_dims(xrt.reshape(t, (2, 5, 3, 64)), (0, 2, 1, 3)),
+    "runs of 8": lambda t: xrt.reshape(t, (-1, 3, 8)).mT.mT[:, ::2],
+    "runs of 3": lambda t: xrt.reshape(t, (-1, 10, 3))[:, ::3],
+    "single elements": lambda t: xrt.reshape(t, (-1, 16)).mT,
+    "offset start": lambda t: xrt.reshape(xrt.reshape(t, (-1,))[1:1 + 29 * 64], (29, 64))[::2],
+    "negative outer": lambda t: xrt.reshape(t, (30, 64))[::-3, 8:40],
+}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "bfloat16", "float32",
+                                   "complex128"])
+@pytest.mark.parametrize("name", sorted(WIDENING_CASES))
+def test_strided_copies_match_the_host(dtype, name):
+    data = _random("float32" if dtype == "bfloat16" else dtype, 1920 + 64)
+
+    def make(to):
+        t = to(data)
+        if dtype == "bfloat16":
+            t = xrt.astype(t, xrt.bfloat16)
+        view = WIDENING_CASES[name](t[:1920])
+        copied = xrt.asarray(view, copy=True)
+        assert copied.shape == view.shape
+        return copied
+
+    got, want = both(make)
+    same(got, want)

@@ -3,9 +3,10 @@
 //
 // Specialisations: element types, contiguous or strided with its merged ndim, 32- or 64-bit
 // indexing. A copy without conversion moves bytes of the element's size (bool and uint8
-// share one kernel), and contiguous ones are a cuMemcpy, as contiguous fills of zero bytes,
-// 1-byte or 4-byte values are a cuMemset.
+// share one kernel) or of a wider size (Note [Widened copies]), and contiguous ones are a
+// cuMemcpy, as contiguous fills of zero bytes, 1-byte or 4-byte values are a cuMemset.
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -91,6 +92,33 @@ Shape shape_of(const StridedPlan& plan) {
   return {plan.ndim, plan.index32};
 }
 
+/// Note [Widened copies]: a copy without conversion whose innermost dimension is dense in
+/// both operands moves runs of bytes; when every run, stride and start is a multiple of a
+/// wider width (up to 16 bytes), it moves elements of that width instead: a transpose of
+/// float16 heads (runs of 64 elements) then takes one 16-byte access where it took eight
+/// 2-byte ones. Returns the width (size when nothing widens) and rewrites the plan.
+size_t widen(StridedPlan& plan, size_t size, const void* out, const void* in) {
+  const int inner = plan.ndim - 1;
+  int64_t* sizes = plan.layout.data();
+  int64_t* strides[2] = {sizes + plan.ndim, sizes + 2 * plan.ndim};
+  if (strides[0][inner] != static_cast<int64_t>(size) ||
+      strides[1][inner] != static_cast<int64_t>(size))
+    return size;
+  const int64_t run = sizes[inner] * static_cast<int64_t>(size);
+  for (int64_t width = 16; width > static_cast<int64_t>(size); width /= 2) {
+    bool fits = run % width == 0 && reinterpret_cast<uintptr_t>(out) % width == 0 &&
+                reinterpret_cast<uintptr_t>(in) % width == 0;
+    for (int d = 0; d < inner && fits; ++d)
+      fits = strides[0][d] % width == 0 && strides[1][d] % width == 0;
+    if (!fits) continue;
+    sizes[inner] = run / width;
+    strides[0][inner] = strides[1][inner] = width;
+    plan.numel = plan.numel * static_cast<int64_t>(size) / width;
+    return static_cast<size_t>(width);
+  }
+  return size;
+}
+
 void copy_kernel(const KernelCall& call) {
   const Tensor& out = call.out();
   const Tensor& in = call.in(0);
@@ -106,7 +134,8 @@ void copy_kernel(const KernelCall& call) {
     return;
   }
   // A copy without conversion moves bytes: its key names the size (negative), not a dtype.
-  int to = same ? -static_cast<int>(out.itemsize()) : static_cast<int>(out.dtype());
+  size_t size = same ? widen(plan, out.itemsize(), out.data(), in.data()) : out.itemsize();
+  int to = same ? -static_cast<int>(size) : static_cast<int>(out.dtype());
   int from = same ? to : static_cast<int>(in.dtype());
   Shape s = shape_of(plan);
   char key[48];

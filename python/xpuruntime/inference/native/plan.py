@@ -11,9 +11,11 @@ Note [Execution plan]: building does, in order,
   sensitive ops (softmax, norms, reductions) so they compute in fp32, unless their kernel
   does so itself (the row ops of xrt.nn: softmax, layer_norm, rms_norm);
 - place values: integers computed from shapes (``Shape``, ``Size`` and what is computed from
-  them and from small integer constants) live on the host, where the ops that read integers
-  (Reshape, Slice, ...) want them, so a CUDA plan never waits for the device to learn a shape;
-  everything else lives on the target device, constants uploaded once;
+  them, from small integer constants and from scalar constants of any type) live on the host,
+  where the ops that read integers (Reshape, Slice, ...) want them, so a CUDA plan never waits
+  for the device to learn a shape; so does a scale computed from a shape (PyTorch's export of
+  attention: Cast, Sqrt, Div of the head size), which the fused attention then reads as a
+  number. Everything else lives on the target device, constants uploaded once;
 - plan lifetimes: each value is dropped after its last reader, so the caching allocator
   reuses its memory for the next one (after the first run, a run with the same shapes takes
   every block from the cache).
@@ -55,6 +57,7 @@ class Node:
         self.fn = None
         self.device = None         # where the node runs (the host for host values)
         self.moves = ()            # (input index, how): "host", "device", "constant"
+        self.any_place = frozenset()  # input indices read wherever they live (set by builders)
         self.frees = ()            # names to drop after the node runs
         self.float_dtype = None    # the float dtype of the policy's precision (fp16/bf16)
         self.computes_in_float32 = False  # set by builders whose kernel widens 16-bit itself
@@ -239,7 +242,7 @@ class Plan:
         for name, value in constants.items():
             small_int = value.dtype not in (xrt.float16, xrt.bfloat16, xrt.float32,
                                             xrt.float64) and value.size <= HOST_CONSTANT_LIMIT
-            if small_int:
+            if small_int or value.size == 1:
                 host_values.add(name)
             if self.on_device:
                 self.device_constants[name] = value.to_device(self.device)
@@ -254,7 +257,7 @@ class Plan:
             moves = []
             if self.on_device and not on_host:
                 for index, name in enumerate(node.inputs):
-                    if not name:
+                    if not name or index in node.any_place:
                         continue
                     wants_host = index in node.spec.host_inputs
                     if wants_host and name not in host_values:

@@ -167,6 +167,9 @@ def _fused_attention(node):
     scale, kind = node.attr("scale"), node.attr("mask")
     factors = node.attr("factors", [])
     node.computes_in_float32 = True  # the kernels accumulate 16-bit inputs in float32
+    # A factor computed on the host (from a shape) is read there, as a number.
+    first_factor = 3 + (kind in ("keep", "drop", "add"))
+    node.any_place = frozenset(range(first_factor, first_factor + len(factors)))
     kept = {}  # a constant "drop" mask's complement, made once
 
     def keep_mask(mask):
