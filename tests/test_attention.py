@@ -206,3 +206,19 @@ def test_float32_on_cuda_takes_the_math_kernel():
         out = sdpa(x, x, x)
     assert log.kernels("attention") == ["math"]
     assert float(xrt.max(xrt.abs(out - 1))) < 1e-6
+
+
+def test_a_profile_times_attention_as_an_op_with_its_kernel_and_inner_ops():
+    q = xrt.asarray(np.random.default_rng(3).standard_normal((1, 2, 8, 4)).astype(np.float32))
+    with xrt.profiler.profile() as prof:
+        xrt.nn.scaled_dot_product_attention(q, q, q, is_causal=True)
+    ops = prof.ops
+    assert [(o.name, o.kernel, o.depth) for o in ops[:1]] == [("attention", "math", 0)]
+    assert ops[0].input_shapes[0] == (1, 2, 8, 4)
+    inner = [o.name for o in ops[1:]]
+    assert "softmax" in inner and inner.count("matmul") == 2
+    assert all(o.depth == 1 for o in ops[1:])
+    assert all(o.start_ns >= ops[0].start_ns and o.end_ns <= ops[0].end_ns for o in ops[1:])
+    rows = {r.key: r for r in prof.summary()}
+    assert rows["attention"].count == 1 and rows["softmax"].count == 1
+    assert "100.0%" in str(prof.summary()).splitlines()[2]  # the outermost op is the total

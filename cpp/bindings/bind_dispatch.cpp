@@ -131,6 +131,17 @@ void bind_dispatch(nb::module_& m) {
   }, nb::arg("op"), nb::arg("inputs"), nb::arg("outputs"),
      "The name of the kernel the policy picks for op on these inputs and outputs (recorded "
      "in an open explain log); the caller runs it. UnsupportedOperationError as dispatch.");
+  m.def("_run_selected", [](const std::string& op, const std::vector<const Tensor*>& inputs,
+                             std::vector<Tensor> outputs, nb::callable fn) {
+    KernelCall call{inputs.data(), static_cast<int>(inputs.size()), outputs.data(),
+                    static_cast<int>(outputs.size()), nullptr};
+    nb::object result;
+    run_selected(KernelRegistry::global().op_id(op), call,
+                 [&](const KernelInfo& k) { result = fn(k.name); });
+    return result;
+  }, nb::arg("op"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("fn"),
+     "fn(kernel name) for the kernel the policy picks for op, as _select_kernel, run as an "
+     "op of the profiler (timed, with the inputs' shapes); returns what fn returns.");
   m.def("list_kernels", [](nb::handle op) {
     nb::list out;
     for (const auto& k : KernelRegistry::global().all()) {

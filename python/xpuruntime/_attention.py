@@ -88,17 +88,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, is_causal=Fa
     q4, k4, v4 = (_as_4d(t) for t in (q, k, v))
     m4 = None if mask is None else _as_4d(_core.broadcast_to(mask, lead + mask.shape[-2:]))
     inputs = [q4, k4, v4] + ([m4] if m4 is not None else [])
-    kernel = _core._select_kernel("attention", inputs, [q4])
-    if kernel == "cudnn":
-        out = _cudnn(q4, k4, v4, m4, bool(is_causal), float(scale))
-    elif kernel == "math":
-        out = _math(q4, k4, v4, m4, bool(is_causal), float(scale))
-    elif kernel in _runners:
-        out = _runners[kernel](q4, k4, v4, m4, bool(is_causal), float(scale))
-    else:
-        raise _core.UnsupportedOperationError(
-            f"scaled_dot_product_attention: kernel {kernel!r} of op 'attention' has no runner")
+    args = (q4, k4, v4, m4, bool(is_causal), float(scale))
+    out = _core._run_selected("attention", inputs, [q4], lambda kernel: _run(kernel, args))
     return _core.reshape(out, lead + out.shape[-2:])
+
+
+def _run(kernel, args):
+    if kernel == "cudnn":
+        return _cudnn(*args)
+    if kernel == "math":
+        return _math(*args)
+    if kernel in _runners:
+        return _runners[kernel](*args)
+    raise _core.UnsupportedOperationError(
+        f"scaled_dot_product_attention: kernel {kernel!r} of op 'attention' has no runner")
 
 
 _FLOATING = (_core.float16, _core.bfloat16, _core.float32, _core.float64)

@@ -1,5 +1,6 @@
 // cpp/include/xpuruntime/dispatcher.h: the one path every op takes to its kernel.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,12 @@ void dispatch(OpId op, const KernelCall& call);
 /// `record`, an open explain log gets the decision as if the kernel ran: for callers that
 /// run the chosen kernel themselves (the PyTorch adapter, which launches on torch tensors).
 KernelRef select_kernel(OpId op, const KernelCall& call, bool record = false);
+
+/// dispatch() for kernels the caller runs itself: chooses as dispatch does, records the
+/// decision in an open explain log, and calls body(kernel) under the profiler's op hooks, so
+/// a profile times it as an op (xrt.nn.scaled_dot_product_attention's cuDNN call).
+void run_selected(OpId op, const KernelCall& call,
+                  const std::function<void(const KernelInfo&)>& body);
 
 /// The calling thread's cached decisions.
 std::vector<DecisionRecord> cached_decisions();

@@ -284,8 +284,9 @@ std::string DTypeSignature::str() const {
 
 namespace {
 // The profiled path of dispatch (Note [Profiler cost]): off, dispatch never comes here.
+template <class Run>
 void run_profiled(CachedDecision& d, const KernelInfo& k, const std::string* why,
-                  const KernelCall& call) {
+                  const KernelCall& call, const Run& run) {
   uint32_t session = profiler::session_number();
   if (session && (d.profile_session != session || d.profile_kernel != &k ||
                   d.profile_why != why)) {
@@ -296,7 +297,7 @@ void run_profiled(CachedDecision& d, const KernelInfo& k, const std::string* why
   }
   const char* nvtx_name = profiler::nvtx_on() ? profiler::stable_op_name(d.op) : nullptr;
   profiler::OpScope scope(d.op, session ? d.profile_id : 0, nvtx_name, call);
-  k.run(call);
+  run();
 }
 }  // namespace
 
@@ -305,8 +306,20 @@ void dispatch(OpId op, const KernelCall& call) {
   const std::string* why;
   const KernelInfo& k = choose(d, call, &why);
   if (!thread_state.logs.empty()) thread_state.logs.back().push_back(make_record(d, k, *why));
-  if (profiler::mode()) [[unlikely]] return run_profiled(d, k, why, call);
+  if (profiler::mode()) [[unlikely]]
+    return run_profiled(d, k, why, call, [&] { k.run(call); });
   k.run(call);
+}
+
+void run_selected(OpId op, const KernelCall& call,
+                  const std::function<void(const KernelInfo&)>& body) {
+  CachedDecision& d = lookup(op, call);
+  const std::string* why;
+  const KernelInfo& k = choose(d, call, &why);
+  if (!thread_state.logs.empty()) thread_state.logs.back().push_back(make_record(d, k, *why));
+  if (profiler::mode()) [[unlikely]]
+    return run_profiled(d, k, why, call, [&] { body(k); });
+  body(k);
 }
 
 KernelRef select_kernel(OpId op, const KernelCall& call, bool record) {

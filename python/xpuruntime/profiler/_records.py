@@ -42,6 +42,7 @@ class OpRecord:
     device_end_ns: int
     stream: int
     thread: int
+    depth: int = 0  # ops this one runs inside, on its thread (a kernel made of ops)
 
     @property
     def host_time_us(self):
@@ -197,11 +198,12 @@ def decode(raw, engine_runs, causes):
             syncs.append(SyncRecord(cause, device, line_of(ident), begin, end, op_name(op),
                                     nbytes, thread))
     _set_depths(ranges)
+    _set_depths(ops)
     return ops, ranges, memory, syncs, transfers, marks
 
 
 def _set_depths(ranges):
-    """Nesting depth of each range on its thread (ranges arrive in start order)."""
+    """Nesting depth of each range (or op) on its thread (they arrive in start order)."""
     open_by_thread = {}
     for r in ranges:
         stack = open_by_thread.setdefault(r.thread, [])

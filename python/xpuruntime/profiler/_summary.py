@@ -22,10 +22,16 @@ class SummaryRow:
 
 
 class Summary(list):
-    """A list of SummaryRow; ``str()`` is the table."""
+    """A list of SummaryRow; ``str()`` is the table. Times are inclusive: an op whose kernel
+    runs other ops (``attention``'s ``math`` kernel: matmul, softmax, matmul) counts theirs
+    too, and they have their own rows; ``device %`` is of the outermost ops' total."""
+
+    def __init__(self, rows=(), total_device_us=None):
+        super().__init__(rows)
+        self.total_device_us = total_device_us
 
     def __str__(self):
-        total_device = sum(r.device_time_us for r in self) or 1.0
+        total_device = self.total_device_us or sum(r.device_time_us for r in self) or 1.0
         width = max([len(r.key) for r in self] + [4])
         width = min(width, 60)
         head = (f"{'name':<{width}}  {'count':>7}  {'host total us':>13}  {'host mean':>10}  "
@@ -68,4 +74,5 @@ def summarize(ops, sort_by, group_by, limit):
              "count": lambda r: (-r.count, r.key),
              "name": lambda r: r.key}[sort_by]
     rows.sort(key=order)
-    return Summary(rows[:limit]) if limit else rows
+    total = sum(op.device_time_us for op in ops if op.depth == 0)
+    return Summary(rows[:limit] if limit else rows, total)
