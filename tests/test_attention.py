@@ -197,6 +197,15 @@ def test_cudnn_strided_inputs_and_the_math_pin_agree():
     assert log.kernels("attention") == ["cudnn"]
     diff = xrt.max(xrt.abs(xrt.astype(fast, xrt.float32) - xrt.astype(slow, xrt.float32)))
     assert float(diff) < 3e-2
+    # The output takes the query's layout ([batch, tokens, heads, dim] in memory), as
+    # PyTorch's: merging the heads back is a view.
+    assert fast.strides == (96 * 4 * 64, 64, 4 * 64, 1)
+    assert xrt.reshape(xrt.permute_dims(fast, (0, 2, 1, 3)), (2, 96, 256))._data_ptr() == \
+        fast._data_ptr()
+    dense = sdpa(*(xrt.asarray(t, copy=True) for t in (q, k, v)), is_causal=True)
+    assert dense._is_contiguous()
+    assert float(xrt.max(xrt.abs(xrt.astype(dense, xrt.float32) -
+                                 xrt.astype(fast, xrt.float32)))) < 3e-2
 
 
 @pytest.mark.cuda

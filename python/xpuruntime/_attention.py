@@ -203,13 +203,24 @@ def _layout(t):
     return list(t.shape) + list(t.strides)
 
 
+def _empty_like_query(q, shape):
+    """An empty output laid out in q's order of strides, as PyTorch's fused attention does:
+    for heads split from a [batch, tokens, heads, dim] layout (exporters' transposes), the
+    output is that layout again, and merging the heads back is a view, not a copy."""
+    order = sorted(range(4), key=lambda d: (-q.strides[d] if q.shape[d] > 1 else -math.inf, d))
+    if order == [0, 1, 2, 3] or q.strides[3] != 1:
+        return _core.empty(shape, dtype=q.dtype, device=q.device)
+    dense = _core.empty(tuple(shape[d] for d in order), dtype=q.dtype, device=q.device)
+    return _core.permute_dims(dense, tuple(order.index(d) for d in range(4)))
+
+
 def _cudnn(q, k, v, mask, is_causal, scale):
     q, k, v = (_cudnn_ready(t) for t in (q, k, v))
     if mask is not None:
         mask = _cudnn_ready(mask)
     b, h, sq, _ = q.shape
     device = q.device
-    out = _core.empty((b, h, sq, v.shape[-1]), dtype=q.dtype, device=device)
+    out = _empty_like_query(q, (b, h, sq, v.shape[-1]))
     tensors = [q, k, v, out] + ([mask] if mask is not None else [])
     layouts = []
     for t in tensors:

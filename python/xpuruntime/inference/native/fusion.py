@@ -33,8 +33,14 @@ saves the Python loop's few microseconds a node, which is not a fusion worth a n
   (an ``xrt.ElementwiseKernel``, broadcasting its inputs, computing 16-bit floats in float32)
   in place of one pass per node; scalar constants become literals. CUDA plans only; at run
   time other dtypes or devices (shape arithmetic on the host) take the nodes it replaced.
-The last two passes live in fusion_attention.py and fusion_elementwise.py; rewrite.py holds
-what the passes share (who reads and makes a value, new nodes, the rewrite).
+- ``views``: a chain of Reshape, Transpose, Unsqueeze, Squeeze and Flatten nodes whose
+  intermediate values have no other reader becomes one ``xpuruntime:ViewChain`` node: one
+  strided view where the chain as a whole is one though a step alone is not (heads split and
+  moved by PyTorch's attention export), so the copies its Reshapes made are gone (Note [View
+  chains] in ops/shape.py); elsewhere it runs the chain's ops.
+The last three passes live in fusion_attention.py, fusion_elementwise.py and
+fusion_views.py; rewrite.py holds what the passes share (who reads and makes a value, new
+nodes, the rewrite).
 """
 
 import math
@@ -43,6 +49,7 @@ import numpy as np
 
 from .fusion_attention import attention
 from .fusion_elementwise import elementwise
+from .fusion_views import views
 from .rewrite import (
     consumers_of,
     is_close,
@@ -54,7 +61,7 @@ from .rewrite import (
     weight_aliases,
 )
 
-FUSIONS = ("gelu", "conv_batchnorm", "linear", "add_norm", "attention", "elementwise")
+FUSIONS = ("gelu", "conv_batchnorm", "linear", "add_norm", "attention", "elementwise", "views")
 
 
 # Passes whose fused kernel exists on some devices only; elsewhere the pass would merge nodes
@@ -249,4 +256,5 @@ def _add_norm(nodes, weights, opsets, records, outputs):
 
 # Each pass: (nodes, weights, opsets, records, the graph's outputs) -> the new node list.
 _PASSES = {"gelu": _gelu, "conv_batchnorm": _conv_batchnorm, "linear": _linear,
-           "add_norm": _add_norm, "attention": attention, "elementwise": elementwise}
+           "add_norm": _add_norm, "attention": attention, "elementwise": elementwise,
+           "views": views}

@@ -60,6 +60,16 @@ class _PackedWeights:
         return packed
 
 
+def _dense_order(x):
+    """The order of x's leading axes in which x is contiguous (an exporter's transpose of a
+    dense tensor), or None: a linear map acts on rows alone, so it runs on the dense rows
+    and its output is transposed back, a view, where a copy of x would precede it."""
+    if x.strides[-1] != 1:
+        return None
+    order = sorted(range(x.ndim - 1), key=lambda d: -x.strides[d]) + [x.ndim - 1]
+    return order if xrt.permute_dims(x, tuple(order))._is_contiguous() else None
+
+
 @op("FusedLinear", domain="xpuruntime")
 def _fused_linear(node):
     """Made by the ``linear`` fusion (native/fusion.py): x times a constant matrix, plus a
@@ -71,6 +81,11 @@ def _fused_linear(node):
     code = _ACTIVATION_CODES[activation]
 
     def run(x, w, b):
+        if x.ndim > 2 and not x._is_contiguous():
+            order = _dense_order(x)
+            if order is not None:  # rows in another order: the product's rows follow them
+                y = run(xrt.permute_dims(x, order), w, b)[0]
+                return (xrt.permute_dims(y, tuple(order.index(d) for d in range(x.ndim))),)
         weight = packed(w, layout == "kn")
         if type(weight) is xrt.nn.PackedLinearWeight:
             if x.dtype == xrt.float32 and (b is None or b.dtype == xrt.float32) and \

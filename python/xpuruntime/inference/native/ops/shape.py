@@ -9,6 +9,7 @@ import numpy as np
 
 import xpuruntime as xrt
 
+from .... import _core
 from . import op
 from ._common import HostInts, axis_of, host_ints, host_scalar
 
@@ -254,4 +255,120 @@ def _trilu(node):
     def run(x, k=None):
         k = 0 if k is None else host_scalar(k)
         return ((xrt.triu if upper else xrt.tril)(x, k=int(k)),)
+    return run
+
+
+# Note [View chains]: exporters move heads around with chains of Reshape and Transpose
+# (PyTorch's attention: [L, N, E] -> Reshape [L, N*H, D] -> Transpose -> Reshape [N, H, L, D]).
+# One step alone may not be a view (merging N and H of a strided tensor is not), so the
+# Reshape copies; the whole chain often is one (here a permutation of [L, N, H, D]). The
+# ``views`` fusion makes such a chain one ``xpuruntime:ViewChain`` node, which follows the
+# steps on a nested layout (each dimension a list of (size, stride) parts, as CuTe's
+# layouts) and returns one strided view when every dimension ends as a single part; where one
+# does not, it runs the chain's ops (copying as they do). The steps' shapes come from the
+# chain's own ops run on a zero-strided stand-in (every reshape of it is a view), so each
+# op's semantics, and its errors, stay in one place; the result is kept per input layout and
+# shape values.
+
+def _merged(parts):
+    """parts with neighbours merged where the outer one steps over the inner exactly."""
+    out = []
+    for size, stride in parts:
+        if size == 1:
+            continue
+        if out and out[-1][1] == size * stride:
+            out[-1] = (out[-1][0] * size, stride)
+        else:
+            out.append((size, stride))
+    return out
+
+
+def _reshaped(modes, target):
+    """modes regrouped into dimensions of sizes target; None when a part would have to be
+    split unevenly."""
+    flat = [part for mode in modes for part in mode if part[0] != 1]
+    out, i = [], 0
+    for want in target:
+        mode = []
+        while want > 1:
+            if i == len(flat):
+                return None
+            size, stride = flat[i]
+            if size <= want:
+                if want % size:
+                    return None
+                mode.append((size, stride))
+                want //= size
+                i += 1
+            else:
+                if size % want:
+                    return None
+                mode.append((want, stride * (size // want)))
+                flat[i] = (size // want, stride)
+                want = 1
+        out.append(mode)
+    return out if i == len(flat) else None
+
+
+def nested_view(shape, strides, steps):
+    """(shape, strides) of the view the steps make of a tensor with this layout, or None
+    when the result is not one strided view. steps: ("perm", axes) or ("shape", sizes)."""
+    if 0 in shape:
+        return None
+    modes = [[(n, s)] for n, s in zip(shape, strides)]
+    for kind, arg in steps:
+        modes = [modes[a] for a in arg] if kind == "perm" else _reshaped(modes, arg)
+        if modes is None:
+            return None
+    out_shape, out_strides = [], []
+    for mode in modes:
+        parts = _merged(mode)
+        if len(parts) > 1:
+            return None
+        out_shape.append(parts[0][0] if parts else 1)
+        out_strides.append(parts[0][1] if parts else 0)
+    return tuple(out_shape), tuple(out_strides)
+
+
+@op("ViewChain", domain="xpuruntime", host_inputs=range(1, 64))
+def _view_chain(node):
+    """Made by the ``views`` fusion (native/fusion_views.py) from a chain of Reshape,
+    Transpose, Unsqueeze, Squeeze and Flatten nodes (Note [View chains])."""
+    members = node.members
+    fns = [m.spec.build(m) for m in members]
+    counts = [len(m.inputs) - 1 for m in members]
+    readers = [HostInts() for _ in range(sum(counts))]
+    stand_in = xrt.zeros((), dtype=xrt.int8, device=HOST)
+    views = {}
+
+    def steps_of(shape, args):
+        cur, steps, at = xrt.broadcast_to(stand_in, shape), [], 0
+        for member, fn, n in zip(members, fns, counts):
+            nxt = fn(cur, *args[at:at + n])[0]
+            at += n
+            if member.op_type == "Transpose":
+                perm = member.attr("perm", None)
+                steps.append(("perm", tuple(perm) if perm is not None else
+                              tuple(range(cur.ndim))[::-1]))
+            else:
+                steps.append(("shape", nxt.shape))
+            cur = nxt
+        return steps
+
+    def run(x, *args):
+        key = (x.shape, x.strides, tuple(None if a is None else r(a)
+                                        for a, r in zip(args, readers)))
+        view = views.get(key)
+        if view is None:
+            if len(views) >= 64:  # many shapes (dynamic ones): start over
+                views.clear()
+            view = views[key] = nested_view(x.shape, x.strides, steps_of(x.shape, args)) \
+                or False
+        if view:
+            return (_core._as_strided(x, *view),)
+        at = 0
+        for fn, n in zip(fns, counts):
+            x = fn(x, *args[at:at + n])[0]
+            at += n
+        return (x,)
     return run
