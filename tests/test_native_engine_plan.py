@@ -18,6 +18,7 @@ from native_engine_helpers import (
     run_reference,
     with_output_shapes,
 )
+from onnx import numpy_helper
 from xpuruntime.inference._engine import EngineRegistry, parse_target
 from xpuruntime.inference.engines.native import NativeEngine, supported_ops
 from xpuruntime.inference.native import Plan
@@ -123,6 +124,47 @@ def test_symbolic_dimensions_bind_per_run():
         run_native(model, {"a": x, "b": np.ones((4, 3), np.float32)}, engine=engine)
     with pytest.raises(ValueError, match="fixes it at 3"):
         run_native(model, {"a": np.ones((2, 5), np.float32), "b": x}, engine=engine)
+
+
+def _shape_arithmetic_model():
+    """y = reshape(x, [rows * 2, cols / 2]) * 1.5, the target computed from x's shape."""
+    int64 = lambda name, v: helper.make_node(
+        "Constant", [], [name], value=helper.make_tensor(name, TensorProto.INT64, [1], [v]))
+    nodes = [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+             int64("i0", 0), int64("i1", 1), int64("two", 2),
+             helper.make_node("Gather", ["s", "i0"], ["rows"], name="rows"),
+             helper.make_node("Gather", ["s", "i1"], ["cols"], name="cols"),
+             helper.make_node("Mul", ["rows", "two"], ["r2"], name="r2"),
+             helper.make_node("Div", ["cols", "two"], ["c2"], name="c2"),
+             helper.make_node("Concat", ["r2", "c2"], ["target"], axis=0, name="target"),
+             helper.make_node("Reshape", ["x", "target"], ["r"], name="reshape"),
+             helper.make_node("Mul", ["r", "k"], ["y"], name="scale")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "m"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b"])],
+        [numpy_helper.from_array(np.array(1.5, np.float32), "k")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_host_values_are_kept_while_the_shapes_repeat(device):
+    # Note [Shape memo]: the shape arithmetic runs on the first run and on each change of
+    # shape (runs of a new shape record, and record runs keep a memo too), not in between.
+    model = _shape_arithmetic_model()
+    engine = native_engine(model, device)
+    plan = engine.plan
+    kinds = {n.name: n.memo for n in plan.nodes}
+    assert kinds["shape"] == "shape" and kinds["target"] == "derived"
+    assert kinds["reshape"] is None and kinds["scale"] is None
+    calls = []
+    target = next(n for n in plan.nodes if n.name == "target")
+    inner = target.fn
+    target.fn = lambda *a: calls.append(1) or inner(*a)
+    rng = np.random.default_rng(0)
+    for shape in ((4, 6), (4, 6), (4, 6), (2, 8), (2, 8), (4, 6)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = run_native(model, {"x": x}, device, engine=engine)[0]
+        np.testing.assert_array_equal(y, x.reshape(shape[0] * 2, shape[1] // 2) * 1.5)
+    assert len(calls) == 3
 
 
 def test_constants_fold_once():

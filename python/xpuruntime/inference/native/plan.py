@@ -58,6 +58,7 @@ class Node:
         self.device = None         # where the node runs (the host for host values)
         self.moves = ()            # (input index, how): "host", "device", "constant"
         self.any_place = frozenset()  # input indices read wherever they live (set by builders)
+        self.memo = None           # "shape" or "derived": kept between runs (Note [Shape memo])
         self.frees = ()            # names to drop after the node runs
         self.float_dtype = None    # the float dtype of the policy's precision (fp16/bf16)
         self.computes_in_float32 = False  # set by builders whose kernel widens 16-bit itself
@@ -254,6 +255,9 @@ class Plan:
             node.device = self.host if on_host and not node.spec.shape_only else self.device
             if on_host:
                 host_values.update(o for o in node.outputs if o)
+            node.memo = None
+            if on_host and not any(o in self.output_names for o in node.outputs):
+                node.memo = "shape" if node.spec.shape_only else "derived"
             moves = []
             if self.on_device and not on_host:
                 for index, name in enumerate(node.inputs):
@@ -281,6 +285,7 @@ class Plan:
         for node, names in zip(nodes, frees):
             node.frees = tuple(names)
         self.nodes = nodes
+        self._memo = None
         self.host_values = host_values
         self.run_constants = dict(constants)
         if self.on_device:
@@ -332,7 +337,8 @@ class Plan:
             env[name] = value
         if not (record or profile):
             return self._run_plain(env)
-        for node in self.nodes:
+        fresh = [None] * len(self.nodes)  # these runs run every node and keep a new memo
+        for i, node in enumerate(self.nodes):
             args = self._args(node, env)
             if record:
                 with xrt.explain() as log:
@@ -346,6 +352,8 @@ class Plan:
                 node.seconds += time.perf_counter() - start
             else:
                 outputs = self._call(node, args)
+            if node.memo is not None:
+                fresh[i] = (args[0].shape if node.memo == "shape" else None, outputs)
             for name, value in zip(node.outputs, outputs):
                 if name:
                     env[name] = value
@@ -353,15 +361,38 @@ class Plan:
                 del env[name]
         if record:
             self.recorded = True
+        self._memo = fresh
         return env
 
     def _run_plain(self, env):
         """run without recording or timing: the loop with the least Python per node (about
-        40 nodes run per call of a small transformer, each a few microseconds of work)."""
+        40 nodes run per call of a small transformer, each a few microseconds of work).
+
+        Note [Shape memo]: the host values (shapes and what is computed from them and from
+        constants) depend on the shapes the Shape and Size nodes read, nothing else. The
+        last run's are kept: while every Shape node so far reads the shape it read then, a
+        host node's outputs are the last run's, and it does not run (a third of the nodes
+        of PyTorch's attention export). From the first shape that differs on, the host
+        nodes run and the run keeps a new memo, published whole at the end (a memo is never
+        changed once published, so threads sharing the plan each read a consistent one)."""
+        memo = self._memo
+        valid = memo is not None
+        fresh = None  # this run's memo, once it differs from the last
         node = None
         try:
-            for node in self.nodes:
-                if node.moves:
+            for i, node in enumerate(self.nodes):
+                kind = node.memo
+                if kind is not None:
+                    key = env[node.inputs[0]].shape if kind == "shape" else None
+                    if valid and memo[i][0] == key:
+                        outputs = memo[i][1]
+                    else:
+                        if fresh is None:
+                            fresh = list(memo) if memo is not None else [None] * len(self.nodes)
+                            valid = False
+                        outputs = node.fn(*[env[name] if name else None for name in node.inputs])
+                        fresh[i] = (key, outputs)
+                elif node.moves:
                     outputs = node.fn(*self._args(node, env))
                 else:
                     outputs = node.fn(*[env[name] if name else None for name in node.inputs])
@@ -375,6 +406,8 @@ class Plan:
             if named is e:
                 raise
             raise named from e
+        if fresh is not None:
+            self._memo = fresh
         return env
 
 
