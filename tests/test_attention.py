@@ -231,3 +231,27 @@ def test_a_profile_times_attention_as_an_op_with_its_kernel_and_inner_ops():
     rows = {r.key: r for r in prof.summary()}
     assert rows["attention"].count == 1 and rows["softmax"].count == 1
     assert "100.0%" in str(prof.summary()).splitlines()[2]  # the outermost op is the total
+
+
+@pytest.mark.cuda
+@needs_cudnn
+def test_cudnn_calls_of_a_seen_layout_reuse_its_plan_and_agree():
+    rng = np.random.default_rng(6)
+    qkv = xrt.astype(xrt.asarray(randn(rng, (2, 64, 3, 4, 64)), device="cuda"), xrt.float16)
+    q, k, v = (xrt.permute_dims(qkv[:, :, i], (0, 2, 1, 3)) for i in range(3))
+    _attention._cudnn_plans.clear()
+    first = sdpa(q, k, v)
+    assert len(_attention._cudnn_plans) == 1
+    again = sdpa(q, k, v)
+    assert len(_attention._cudnn_plans) == 1 and again.strides == first.strides
+    assert float(xrt.max(xrt.abs(xrt.astype(again, xrt.float32) -
+                                 xrt.astype(first, xrt.float32)))) == 0.0
+    # A start off the 16-byte grid copies the operand and leaves the kept plans alone.
+    flat = xrt.reshape(xrt.astype(xrt.asarray(randn(rng, (2 * 4 * 64 * 64 + 1,)),
+                                              device="cuda"), xrt.float16), (-1,))
+    odd = xrt.reshape(flat[1:], (2, 4, 64, 64))
+    with xrt.kernel_policy(xrt.KernelPolicy(attention="math")):
+        want = sdpa(odd, k, v)
+    got = sdpa(odd, k, v)
+    assert float(xrt.max(xrt.abs(xrt.astype(got, xrt.float32) -
+                                 xrt.astype(want, xrt.float32)))) < 3e-2
