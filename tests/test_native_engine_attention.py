@@ -114,3 +114,43 @@ def test_multi_head_attention_masks_and_bias(device):
     model = _mha(feeds, ["q", "k", "v", "", "mask", "attn_bias"], (2, 3, 8), num_heads=2,
                  scale=0.25)
     check_with_onnxruntime(model, feeds, device, atol=1e-5)
+
+
+# In 16-bit floats on CUDA the two operators run on the fused kernel where it computes what
+# the unfused path would (ops/attention.py's _fused): no mask, a top-left causal one.
+FP16_CASES = {
+    "attention 4-D": (lambda f: _attention(f), (1, 2, 64, 64), (1, 2, 64, 64)),
+    "attention 4-D causal": (lambda f: _attention(f, is_causal=1), (2, 2, 48, 64),
+                             (2, 2, 48, 64)),
+    "attention 3-D, grouped heads": (lambda f: _attention(f, q_num_heads=4, kv_num_heads=2),
+                                     (1, 40, 256), (1, 40, 128)),
+    "multi-head attention": (lambda f: _mha(f, ["q", "k", "v"], (2, 40, 256), num_heads=4),
+                             (2, 40, 256), (2, 40, 256)),
+    "multi-head attention, unidirectional": (
+        lambda f: _mha(f, ["q", "k", "v"], (1, 32, 128), num_heads=2, unidirectional=1),
+        (1, 32, 128), (1, 32, 128)),
+}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", sorted(FP16_CASES))
+def test_fp16_attention_operators_take_the_fused_kernel(name):
+    import xpuruntime as xrt
+    from native_engine_helpers import native_engine, run_native, run_reference
+    from xpuruntime import _attention
+    from xpuruntime.policies import ExecutionPolicy
+
+    make, q_shape, kv_shape = FP16_CASES[name]
+    feeds = {"q": _x(q_shape, 1), "k": _x(kv_shape, 2), "v": _x(kv_shape, 3)}
+    model = make(feeds)
+    if "multi-head" in name:  # ORT's operator: the CPU's unfused path (checked against ORT)
+        want = run_native(model, feeds, "cpu")[0]
+    else:
+        want = run_reference(with_output_shapes(model, [np.empty(q_shape)]), feeds)[0]
+    engine = native_engine(model, "cuda", policy=ExecutionPolicy("fp16"))
+    got = run_native(model, feeds, "cuda", engine=engine)[0]
+    np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2)
+    kernels = [k["kernel"] for n in engine.explain()["nodes"] for k in n["kernels"]
+               if k["op"] == "attention"]
+    assert kernels == (["cudnn"] if _attention.cudnn_available() else ["math"])
+    assert xrt.cuda.is_available()

@@ -1,8 +1,10 @@
 """python/xpuruntime/inference/native/ops/attention.py: the attention operators, opset 23's
-``Attention`` and ONNX Runtime's ``com.microsoft.MultiHeadAttention``, on the unfused path
-(two matmuls around a softmax whose fully masked rows give zeros, as ONNX wants), and the
-``xpuruntime:ScaledDotProductAttention`` node of the ``attention`` fusion on
-``xrt.nn.scaled_dot_product_attention`` (cuDNN's fused kernel in 16-bit floats).
+``Attention`` and ONNX Runtime's ``com.microsoft.MultiHeadAttention``, on the fused kernel
+where it computes the same (``_fused``: 16-bit floats on CUDA, no mask but a top-left causal
+one) and else on the unfused path (two matmuls around a softmax whose fully masked rows give
+zeros, as ONNX wants), and the ``xpuruntime:ScaledDotProductAttention`` node of the
+``attention`` fusion on ``xrt.nn.scaled_dot_product_attention`` (cuDNN's fused kernel in
+16-bit floats).
 
 The two ONNX operators share the helpers below; what differs is layout (3-D inputs are
 split into heads here), masks (ONNX: boolean or additive, -inf; ORT: a key padding mask
@@ -58,6 +60,19 @@ def repeat_kv(x, num_heads):
     return xrt.repeat(x, num_heads // kv_heads, axis=1)
 
 
+def _fused(q, k, v, causal, scale):
+    """softmax(q·kᵀ·scale)·v on the fused kernel (``xrt.nn.scaled_dot_product_attention``:
+    cuDNN) where it computes what the unfused path would: 16-bit floats on CUDA, heads shared
+    or repeated, no mask (a fully masked row is zeros in ONNX, NaN there) and a causal mask
+    only when it is top-left aligned (no past keys). None where it does not apply."""
+    if q.dtype not in _HALF or q.device.type != "cuda" or q.ndim != 4:
+        return None
+    k, v = repeat_kv(k, q.shape[1]), repeat_kv(v, q.shape[1])
+    if k.shape[:2] != q.shape[:2] or v.shape[:2] != q.shape[:2]:
+        return None
+    return xrt.nn.scaled_dot_product_attention(q, k, v, is_causal=bool(causal), scale=scale)
+
+
 @op("Attention", since=23)
 def _attention(node):
     q_heads, kv_heads = node.attr("q_num_heads", None), node.attr("kv_num_heads", None)
@@ -69,6 +84,8 @@ def _attention(node):
     for name in ("left_window_size", "right_window_size"):
         if node.attr(name, -1) != -1:
             raise node.unsupported(f"{name} (sliding windows)")
+    # The fused kernel makes no scores: not when the qk output is asked for or capped.
+    fusable = softcap == 0 and not (len(node.outputs) > 3 and node.outputs[3])
 
     def run(q, k, v, mask=None, past_key=None, past_value=None, *unused):
         three_d = q.ndim == 3
@@ -80,6 +97,10 @@ def _attention(node):
         present_key, present_value = k, v
         q_len, kv_len = q.shape[2], k.shape[2]
         scale = scale_attr if scale_attr is not None else 1 / math.sqrt(q.shape[3])
+        if fusable and mask is None and not (is_causal and past_key is not None):
+            y = _fused(q, k, v, is_causal, scale)
+            if y is not None:
+                return (merge_heads(y) if three_d else y, present_key, present_value, None)
         qk = xrt.multiply(xrt.matmul(q, repeat_kv(k, q.shape[1]).mT), scale)
         if softcap > 0:
             qk = xrt.multiply(xrt.tanh(xrt.divide(qk, softcap)), softcap)
@@ -135,6 +156,12 @@ def _multi_head_attention(node):
             k = xrt.concat([past_key, k], axis=2)
             v = xrt.concat([past_value, v], axis=2)
         scale = scale_attr or 1 / math.sqrt(q.shape[3])
+        # Its causal mask is bottom-right aligned: the fused one only where that is top-left.
+        if key_padding_mask is None and attention_bias is None and \
+                not (causal and k.shape[2] != q.shape[2]):
+            y = _fused(q, k, v, causal, scale)
+            if y is not None:
+                return (merge_heads(y), k, v)
         scores = xrt.multiply(xrt.matmul(q, k.mT), scale)
         if attention_bias is not None:
             scores = xrt.add(scores, attention_bias)
