@@ -395,8 +395,8 @@ def test_add_norm_fusion_falls_back_on_a_broadcasting_add():
 
 @pytest.fixture
 def attention_everywhere(monkeypatch):
-    """The attention fusion on every device (it is CUDA's only: elsewhere it would run the
-    same ops), so that its node runs here too."""
+    """The attention and elementwise fusions on every device (elementwise is CUDA's only:
+    elsewhere it would run the same ops), so that their nodes run here too."""
     from xpuruntime.inference.native import fusion
 
     monkeypatch.setattr(fusion, "_DEVICES", {})
@@ -488,9 +488,14 @@ def test_attention_fusion_leaves_what_it_cannot_fuse(attention_everywhere):
     np.testing.assert_allclose(got, run_reference(model, feeds)[0], rtol=1e-5, atol=1e-6)
 
 
-def test_attention_fusion_is_for_cuda_plans_only():
-    model, _ = _attention_model("causal")
-    assert "ScaledDotProductAttention" not in [n.op_type for n in native_engine(model).plan.nodes]
+def test_attention_fusion_runs_on_cpu_plans_too():
+    model, feeds = _attention_model("causal")
+    engine = native_engine(model)
+    assert "ScaledDotProductAttention" in [n.op_type for n in engine.plan.nodes]
+    want = run_reference(model, feeds)
+    with_output_shapes(model, want)
+    np.testing.assert_allclose(run_native(model, feeds, engine=engine)[0], want[0], rtol=1e-5,
+                               atol=1e-6)
 
 
 def _chain_model():
