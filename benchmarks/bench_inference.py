@@ -16,7 +16,10 @@ agree. On CUDA the model runs in fp16 (engines through ExecutionPolicy(precision
 
     python benchmarks/bench_inference.py --device cpu             # small transformer
     python benchmarks/bench_inference.py --device cuda --layers 12 --d 768 --heads 12 \\
-        --batch 8 --tokens 512
+        --batch 8 --tokens 512 [--kernels]
+
+``--kernels`` lists the device kernels of one run of PyTorch eager and of the native engine
+(CUPTI through torch.profiler): where the device time of each goes.
 """
 
 import argparse
@@ -218,10 +221,37 @@ def engine_rows(args):
                 sess.close()
             except Exception as e:   # one engine failing does not hide the others
                 print(f"  {name} ({label}): failed: {type(e).__name__}: {e}")
+    if cuda and args.kernels:
+        native = xrt.InferenceSession(data, device=args.device, engine="native",
+                                      exec_policy=policy)
+        with torch.no_grad():
+            _print_kernels("torch eager", lambda: tmodule(tx))
+        _print_kernels("native", lambda: native.run({"x": x}))
+        native.close()
     eager = results["torch eager"][0]
     rows = [(name, f"{s * 1e3:.3f}", f"{eager / s:.2f}x", f"{err:.2e}")
             for name, (s, err) in results.items()]
     return rows
+
+
+def _print_kernels(label, fn, top=12):
+    """The device kernels of one call of fn, from CUPTI (torch.profiler): what a ratio in the
+    table is made of."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.key_averages() if e.device_time_total > 0]
+    kernels.sort(key=lambda e: -e.device_time_total)
+    total = sum(e.device_time_total for e in kernels)
+    print(f"\n{label}: {total:.0f} us of device time in one run (CUPTI), by kernel:")
+    for e in kernels[:top]:
+        print(f"  {e.device_time_total:9.1f} us  {e.count:4d}x  {e.key[:90]}")
 
 
 def main():
@@ -235,6 +265,9 @@ def main():
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--skip-overhead", action="store_true")
+    p.add_argument("--kernels", action="store_true",
+                   help="on CUDA: also list the device kernels of one run of torch eager and "
+                        "of the native engine (CUPTI, through torch.profiler)")
     args = p.parse_args()
     if args.device == "cuda":
         args.device = "cuda:0"
