@@ -39,6 +39,22 @@ def reference_attention(q, k, v, mask, is_causal, scale):
                                           is_causal=is_causal, scale=scale)
 
 
+def check_against_fp32_reference(out, q, k, v, mask, causal):
+    """out = attention(q, k, v) in 16 bits, and the gradients its backward gives q, k and v,
+    against the same in float32 (scale 1/sqrt(head dim))."""
+    dtype = q.dtype
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    got = (out, q.grad, k.grad, v.grad)
+    q2, k2, v2 = (t.detach().float().requires_grad_() for t in (q, k, v))
+    ref = reference_attention(q2, k2, v2, mask, causal, 1 / math.sqrt(q.shape[-1]))
+    ref.backward(grad.float())
+    for name, x, r in zip("o q k v".split(), got, (ref, q2.grad, k2.grad, v2.grad)):
+        assert x.dtype == dtype and x.shape == r.shape
+        assert torch.isfinite(x).all(), name
+        assert rel_err(x, r) < TOL[dtype] * 2, (name, rel_err(x, r))
+
+
 def leaves(*shape_list, dtype, grad=True):
     out = []
     for shape in shape_list:
@@ -74,16 +90,7 @@ def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, wa
     with xt.kernel_policy(attention="flash_v2"), xrt.explain() as log:
         out = xt.fused_attention(q, k, v, attn_mask=mask, is_causal=causal)
     assert log.kernels("attention") == ["flash_v2"]
-    grad = torch.randn_like(out)
-    out.backward(grad)
-    got = (out, q.grad, k.grad, v.grad)
-    q2, k2, v2 = (t.detach().float().requires_grad_() for t in (q, k, v))
-    ref = reference_attention(q2, k2, v2, mask, causal, 1 / math.sqrt(d))
-    ref.backward(grad.float())
-    for name, x, r in zip("o q k v".split(), got, (ref, q2.grad, k2.grad, v2.grad)):
-        assert x.dtype == dtype
-        assert torch.isfinite(x).all(), name
-        assert rel_err(x, r) < TOL[dtype] * 2, (name, rel_err(x, r))
+    check_against_fp32_reference(out, q, k, v, mask, causal)
 
 
 CUDNN_CASES = [
@@ -108,16 +115,7 @@ def test_cudnn_matches_an_fp32_reference_forward_and_backward(dtype, case):
     with xrt.explain() as log:  # the default where cuDNN loads
         out = xt.fused_attention(q, k, v, attn_mask=mask, is_causal=causal)
     assert log.kernels("attention") == ["cudnn"]
-    grad = torch.randn_like(out)
-    out.backward(grad)
-    got = (out, q.grad, k.grad, v.grad)
-    q2, k2, v2 = (t.detach().float().requires_grad_() for t in (q, k, v))
-    ref = reference_attention(q2, k2, v2, mask, causal, 1 / math.sqrt(d))
-    ref.backward(grad.float())
-    for name, x, r in zip("o q k v".split(), got, (ref, q2.grad, k2.grad, v2.grad)):
-        assert x.dtype == dtype and x.shape == r.shape
-        assert torch.isfinite(x).all(), name
-        assert rel_err(x, r) < TOL[dtype] * 2, (name, rel_err(x, r))
+    check_against_fp32_reference(out, q, k, v, mask, causal)
 
 
 def test_cudnn_boolean_mask_strided_inputs_and_the_flash_pin_agree():

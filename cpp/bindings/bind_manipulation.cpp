@@ -11,26 +11,7 @@ namespace xrt::py {
 void bind_manipulation(nb::module_& m) {
   m.def("_as_strided", [](const Tensor& x, const std::vector<int64_t>& shape,
                           const std::vector<int64_t>& strides) {
-    // A view (element strides, from x's first element) inside the span of memory x's own
-    // view reaches: the engine's view chains (native/ops/shape.py) re-index x, never widen it.
-    if (shape.size() != strides.size())
-      throw ValueError("_as_strided: shape and strides differ in length");
-    auto span = [](const Dims& sizes, const Dims& steps, int64_t& low, int64_t& high) {
-      low = high = 0;
-      for (int d = 0; d < sizes.size(); ++d) {
-        if (sizes[d] < 0) throw ValueError("_as_strided: negative size");
-        if (sizes[d] == 0) return false;
-        (steps[d] < 0 ? low : high) += steps[d] * (sizes[d] - 1);
-      }
-      return true;
-    };
-    Dims new_shape(shape.begin(), shape.end()), new_strides(strides.begin(), strides.end());
-    int64_t low, high, own_low, own_high;
-    bool any = span(new_shape, new_strides, low, high);
-    if (any && (!span(x.shape(), x.strides(), own_low, own_high) || low < own_low ||
-                high > own_high))
-      throw ValueError("_as_strided: the view reaches outside the tensor's elements");
-    return x.as_strided(new_shape, new_strides, x.byte_offset());
+    return restride(x, Dims(shape.begin(), shape.end()), Dims(strides.begin(), strides.end()));
   }, nb::arg("x"), nb::arg("shape"), nb::arg("strides"));
   m.def("broadcast_arrays", [](nb::args arrays) {
     std::vector<Tensor> tensors;

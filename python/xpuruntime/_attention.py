@@ -203,27 +203,28 @@ def _layout(t):
     return list(t.shape) + list(t.strides)
 
 
-def _query_order(q):
-    """q's axes from the largest stride to the smallest (size-1 axes first); [0, 1, 2, 3]
-    when q is dense or its last axis is not the innermost."""
-    if q.strides[3] != 1:
-        return [0, 1, 2, 3]
-    return sorted(range(4), key=lambda d: (-q.strides[d] if q.shape[d] > 1 else -math.inf, d))
+def _output_layout(q, shape):
+    """The output's layout in q's order of strides, as PyTorch's fused attention lays it out:
+    (its shape in memory order, the permutation back to `shape`, None when that is the
+    order). For heads split from a [batch, tokens, heads, dim] layout (exporters'
+    transposes) the output is that layout again, and merging the heads back is a view."""
+    if q.strides[3] == 1:
+        # Size-1 axes first: their strides mean nothing.
+        order = sorted(range(4), key=lambda d: (-q.strides[d] if q.shape[d] > 1 else -math.inf,
+                                                d))
+        if order != [0, 1, 2, 3]:
+            return tuple(shape[d] for d in order), tuple(order.index(d) for d in range(4))
+    return tuple(shape), None
 
 
-def _empty_like_query(q, shape):
-    """An empty output laid out in q's order of strides, as PyTorch's fused attention does:
-    for heads split from a [batch, tokens, heads, dim] layout (exporters' transposes), the
-    output is that layout again, and merging the heads back is a view, not a copy."""
-    order = _query_order(q)
-    if order == [0, 1, 2, 3]:
-        return _core.empty(shape, dtype=q.dtype, device=q.device)
-    dense = _core.empty(tuple(shape[d] for d in order), dtype=q.dtype, device=q.device)
-    return _core.permute_dims(dense, tuple(order.index(d) for d in range(4)))
+def _empty_output(layout, dtype, device):
+    dense_shape, perm = layout
+    out = _core.empty(dense_shape, dtype=dtype, device=device)
+    return out if perm is None else _core.permute_dims(out, perm)
 
 
 # (dtype, device, causal, each operand's shape and strides) -> (plan id, workspace bytes,
-# output shape in memory order, its permutation to the output, statistics shape or None):
+# the output's layout (_output_layout), statistics shape or None):
 # a call whose operands are aligned and laid out as a previous call's runs that plan with no
 # layouts rebuilt (about half of the call's host time).
 _cudnn_plans = {}
@@ -235,11 +236,9 @@ def _cudnn(q, k, v, mask, is_causal, scale):
     entry = _cudnn_plans.get(key)
     if entry is None or any(t._data_ptr() % 16 for t in operands):
         return _cudnn_planned(q, k, v, mask, is_causal, scale, key)
-    plan, workspace, dense_shape, perm, stats_shape = entry
+    plan, workspace, layout, stats_shape = entry
     device = q.device
-    out = _core.empty(dense_shape, dtype=q.dtype, device=device)
-    if perm is not None:
-        out = _core.permute_dims(out, perm)
+    out = _empty_output(layout, q.dtype, device)
     stats = None if stats_shape is None else \
         _core.empty(stats_shape, dtype=_core.float32, device=device)
     space = _core.empty((workspace,), dtype=_core.uint8, device=device)
@@ -260,7 +259,8 @@ def _cudnn_planned(q, k, v, mask, is_causal, scale, key):
         mask = _cudnn_ready(mask)
     b, h, sq, _ = q.shape
     device = q.device
-    out = _empty_like_query(q, (b, h, sq, v.shape[-1]))
+    layout = _output_layout(q, (b, h, sq, v.shape[-1]))
+    out = _empty_output(layout, q.dtype, device)
     tensors = [q, k, v, out] + ([mask] if mask is not None else [])
     layouts = []
     for t in tensors:
@@ -282,10 +282,7 @@ def _cudnn_planned(q, k, v, mask, is_causal, scale, key):
     if all(a is b for a, b in zip(given, (q, k, v, mask)) if a is not None):
         if len(_cudnn_plans) >= 256:  # many shapes (dynamic ones): start over
             _cudnn_plans.clear()
-        order = _query_order(q)
-        _cudnn_plans[key] = (plan, max(workspace, 1), tuple(out.shape[d] for d in order),
-                             None if order == [0, 1, 2, 3] else
-                             tuple(order.index(d) for d in range(4)),
+        _cudnn_plans[key] = (plan, max(workspace, 1), layout,
                              None if stats is None else tuple(stats.shape))
     return out
 

@@ -34,6 +34,10 @@ Tensor moveaxis(const Tensor& x, const Dims& source, const Dims& destination);
 Tensor permute_dims(const Tensor& x, const Dims& axes);
 /// Removes the given size-1 axes.
 Tensor squeeze(const Tensor& x, const Dims& axes);
+/// A view of x's elements with this shape and these element strides from x's first element,
+/// inside the span of memory x's own view reaches (ValueError otherwise): a re-indexing of x
+/// computed elsewhere (the native engine's view chains), never a widening of it.
+Tensor restride(const Tensor& x, const Dims& shape, const Dims& strides);
 /// The slices of x along axis, as views.
 std::vector<Tensor> unstack(const Tensor& x, int64_t axis);
 /// x with another shape (one entry may be -1). copy: nullopt = a view when the strides

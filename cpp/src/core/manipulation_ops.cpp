@@ -261,6 +261,31 @@ Tensor permute_dims(const Tensor& x, const Dims& axes) {
   return x.as_strided(std::move(shape), std::move(strides), x.byte_offset());
 }
 
+namespace {
+/// The lowest and highest element offsets a view reaches; false when it has no elements.
+bool element_span(const Dims& shape, const Dims& strides, int64_t& low, int64_t& high) {
+  low = high = 0;
+  for (int d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 0) throw ValueError("restride: negative size " + std::to_string(shape[d]));
+    if (shape[d] == 0) return false;
+    (strides[d] < 0 ? low : high) += strides[d] * (shape[d] - 1);
+  }
+  return true;
+}
+}  // namespace
+
+Tensor restride(const Tensor& x, const Dims& shape, const Dims& strides) {
+  if (shape.size() != strides.size())
+    throw ValueError("restride: shape " + shape_str(shape) + " and strides " +
+                     shape_str(strides) + " differ in length");
+  int64_t low, high, own_low, own_high;
+  if (element_span(shape, strides, low, high) &&
+      (!element_span(x.shape(), x.strides(), own_low, own_high) || low < own_low ||
+       high > own_high))
+    throw ValueError("restride: the view reaches outside the tensor's elements");
+  return x.as_strided(shape, strides, x.byte_offset());
+}
+
 Tensor squeeze(const Tensor& x, const Dims& axes) {
   Dims removed = unique_axes("squeeze", axes, x.ndim());
   Dims shape, strides;

@@ -107,21 +107,27 @@ def _(grad, q, k, v, attn_mask, out, lse, is_causal, scale):
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
 
 
-def _attention_setup(ctx, inputs, output):
+def _save_for_backward(ctx, inputs, output):
+    """setup_context of both forward ops: their inputs, the output and the softmax
+    statistics (flash_v2's log-sum-exp, cuDNN's stats) the backward reads."""
     q, k, v, attn_mask, is_causal, scale = inputs
-    out, lse = output
-    ctx.save_for_backward(q, k, v, attn_mask, out, lse)
+    out, stats = output
+    ctx.save_for_backward(q, k, v, attn_mask, out, stats)
     ctx.is_causal, ctx.scale = is_causal, scale
 
 
-def _attention_backward(ctx, grad_out, grad_lse):
-    q, k, v, attn_mask, out, lse = ctx.saved_tensors
-    dq, dk, dv = flash_attention_backward(grad_out, q, k, v, attn_mask, out, lse,
-                                          ctx.is_causal, ctx.scale)
-    return dq, dk, dv, None, None, None
+def _backward_through(backward_op):
+    """The autograd backward of a forward op whose gradients `backward_op` computes."""
+    def backward(ctx, grad_out, grad_stats):
+        q, k, v, attn_mask, out, stats = ctx.saved_tensors
+        dq, dk, dv = backward_op(grad_out, q, k, v, attn_mask, out, stats, ctx.is_causal,
+                                 ctx.scale)
+        return dq, dk, dv, None, None, None
+    return backward
 
 
-flash_attention.register_autograd(_attention_backward, setup_context=_attention_setup)
+flash_attention.register_autograd(_backward_through(flash_attention_backward),
+                                  setup_context=_save_for_backward)
 
 
 @torch.library.custom_op("xpu::cudnn_attention", mutates_args=(), device_types="cuda")
@@ -154,21 +160,8 @@ def _(grad, q, k, v, attn_mask, out, stats, is_causal, scale):
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
 
 
-def _cudnn_setup(ctx, inputs, output):
-    q, k, v, attn_mask, is_causal, scale = inputs
-    out, stats = output
-    ctx.save_for_backward(q, k, v, attn_mask, out, stats)
-    ctx.is_causal, ctx.scale = is_causal, scale
-
-
-def _cudnn_backward(ctx, grad_out, grad_stats):
-    q, k, v, attn_mask, out, stats = ctx.saved_tensors
-    dq, dk, dv = cudnn_attention_backward(grad_out, q, k, v, attn_mask, out, stats,
-                                          ctx.is_causal, ctx.scale)
-    return dq, dk, dv, None, None, None
-
-
-cudnn_attention.register_autograd(_cudnn_backward, setup_context=_cudnn_setup)
+cudnn_attention.register_autograd(_backward_through(cudnn_attention_backward),
+                                  setup_context=_save_for_backward)
 
 
 # Note [Eager attention calls]: a torch.library custom op costs about 130 us of host time per
