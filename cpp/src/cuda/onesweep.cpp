@@ -92,12 +92,15 @@ std::string onesweep_source(const OnesweepKind& kind, const Onesweep& shape) {
 
 /// The pass shape for keys of dtype. XPURUNTIME_CUDA_SORT (read per call so that a
 /// benchmark can switch) may say "lsd4", or "onesweep:ITEMS[:MIN_BLOCKS]".
-// Note: the pass needs 64 to 80 registers, so 3 or 4 blocks share a multiprocessor with
+// Note: the pass needs 60 to 100 registers, so 3 or 4 blocks share a multiprocessor with
 // no launch bound. On an H200, 16 items per thread (4-byte keys) and 12 (8-byte keys) were
 // the fastest of 8, 12, 16 and 20 at 2^20 to 2^26 keys (bench_cuda_sort.py sweeps them).
+// A value sort of keys up to 4 bytes fits 48 registers without spilling, so it asks for 5
+// blocks per multiprocessor: 108 against 114 us a pass of 2^24 int32 keys on an H200 (Note
+// [Onesweep counting]); a payload or 8-byte keys would spill there.
 Onesweep onesweep_shape(DType dtype, bool arg) {
   const int64_t key_size = itemsize(dtype);
-  Onesweep shape{key_size > 4 ? 12 : 16, 0};
+  Onesweep shape{key_size > 4 ? 12 : 16, key_size <= 4 && !arg ? 5 : 0};
   if (const char* env = std::getenv("XPURUNTIME_CUDA_SORT"); env && *env) {
     if (std::strcmp(env, "lsd4") == 0) return {};
     if (std::strncmp(env, "onesweep:", 9) == 0) {
@@ -107,7 +110,7 @@ Onesweep onesweep_shape(DType dtype, bool arg) {
       const int64_t most = std::min<int64_t>(24, (48 * 1024 - 10752) / (kRadixThreads * slot));
       char* rest = nullptr;
       long items = std::strtol(env + 9, &rest, 10);
-      if (items >= 1 && items <= most) shape.items = static_cast<int>(items);
+      if (items >= 1 && items <= most) shape = {static_cast<int>(items), 0};
       if (rest && *rest == ':')
         shape.min_blocks = static_cast<int>(std::clamp(std::strtol(rest + 1, nullptr, 10), 0L, 8L));
     }
