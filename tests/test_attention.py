@@ -1,7 +1,9 @@
 """tests/test_attention.py: xrt.nn.scaled_dot_product_attention: the math kernel against a
-NumPy reference on every device; causal, bool and additive masks, shapes of 2 to 5 dims; bad
-input; the policy's pins; on CUDA the cudnn kernel against the math kernel (float16, bfloat16,
-odd lengths, strided inputs) and the plan binding's checks."""
+NumPy reference on every device; the CPU's rows kernel against it (float32 and float64, odd
+sizes, strided operands, masks, causal, empty and fully masked rows) and its errors; causal,
+bool and additive masks, shapes of 2 to 5 dims; bad input; the policy's pins; on CUDA the
+cudnn kernel against the math kernel (float16, bfloat16, odd lengths, strided inputs) and the
+plan binding's checks."""
 
 import math
 
@@ -107,7 +109,110 @@ def test_bad_input_gives_clear_errors():
 
 def test_kernels_are_registered_for_both_devices():
     kernels = {(r["name"], r["device"]) for r in xrt.list_kernels("attention")}
-    assert {("math", "cpu"), ("math", "cuda"), ("cudnn", "cuda")} <= kernels
+    assert {("math", "cpu"), ("rows", "cpu"), ("math", "cuda"), ("cudnn", "cuda")} <= kernels
+    assert {r["name"] for r in xrt.list_kernels("attention_rows")} >= {"native"}
+
+
+ROWS_CASES = [  # (B, H, Sq, Skv, D, Dv): tile edges on every axis
+    (1, 4, 64, 64, 64, 64), (2, 3, 7, 13, 5, 9), (1, 1, 1, 1, 1, 1), (1, 2, 100, 33, 40, 70),
+    (3, 1, 5, 70, 16, 8), (1, 2, 33, 1, 3, 2), (2, 5, 9, 40, 64, 64)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", ROWS_CASES)
+@pytest.mark.parametrize("mode", ["plain", "causal", "additive", "keep"])
+def test_rows_kernel_matches_numpy(dtype, case, mode):
+    b, h, sq, skv, d, dv = case
+    rng = np.random.default_rng(sum(case))
+    q, k, v = randn(rng, (b, h, sq, d), dtype), randn(rng, (b, h, skv, d), dtype), \
+        randn(rng, (b, h, skv, dv), dtype)
+    mask = None
+    if mode == "additive":
+        mask = randn(rng, (h, 1, skv), dtype)
+    elif mode == "keep":
+        mask = rng.random((sq, skv)) > 0.3
+        mask[:, 0] = True
+    with xrt.explain() as log:
+        out = sdpa(*on("cpu", q, k, v), is_causal=mode == "causal", scale=0.7,
+                   attn_mask=None if mask is None else xrt.asarray(mask))
+    assert log.kernels("attention") == ["rows"]
+    assert out.dtype == xrt.asarray(q).dtype and out.shape == (b, h, sq, dv)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(np.asarray(out), reference(q, k, v, mask=mask, scale=0.7,
+                                                          causal=mode == "causal"),
+                               rtol=tol, atol=tol)
+
+
+def test_rows_kernel_reads_strided_heads_and_agrees_with_math():
+    # Heads split from a joint projection [B, S, 3 * H * D], as an exported model gives them.
+    rng = np.random.default_rng(4)
+    x = xrt.asarray(randn(rng, (2, 24, 3 * 4 * 16)))
+
+    def heads(part):
+        t = x[..., part * 64:(part + 1) * 64]
+        return xrt.permute_dims(xrt.reshape(t, (2, 24, 4, 16)), (0, 2, 1, 3))
+
+    q, k, v = heads(0), heads(1), heads(2)
+    vt = xrt.matrix_transpose(xrt.asarray(np.ascontiguousarray(
+        np.swapaxes(np.asarray(v), -1, -2))))  # value's last stride is not 1
+    for causal in (False, True):
+        with xrt.explain() as log:
+            rows = sdpa(q, k, vt, is_causal=causal)
+        with xrt.kernel_policy(attention="math"):
+            composed = sdpa(q, k, vt, is_causal=causal)
+        assert log.kernels("attention") == ["rows"]
+        np.testing.assert_allclose(np.asarray(rows), np.asarray(composed), rtol=2e-5,
+                                   atol=2e-6)
+        np.testing.assert_allclose(np.asarray(rows), reference(
+            np.asarray(q), np.asarray(k), np.asarray(v), causal=causal), rtol=2e-5, atol=2e-6)
+
+
+def test_rows_output_takes_the_query_layout_so_merging_heads_is_a_view():
+    rng = np.random.default_rng(6)
+    x = xrt.asarray(randn(rng, (2, 10, 3 * 32)))
+    q, k, v = (xrt.permute_dims(xrt.reshape(x[..., i * 32:(i + 1) * 32], (2, 10, 4, 8)),
+                                (0, 2, 1, 3)) for i in range(3))
+    out = sdpa(q, k, v)
+    assert out.shape == (2, 4, 10, 8) and out.strides == (320, 8, 32, 1)
+    merged = xrt.reshape(xrt.permute_dims(out, (0, 2, 1, 3)), (2, 10, 32))
+    assert merged._data_ptr() == out._data_ptr()
+    np.testing.assert_allclose(np.asarray(out), reference(np.asarray(q), np.asarray(k),
+                                                          np.asarray(v)), rtol=2e-5, atol=2e-6)
+    dense = sdpa(*on("cpu", *(np.ascontiguousarray(np.asarray(t)) for t in (q, k, v))))
+    assert dense.strides == (320, 80, 8, 1)
+
+
+def test_rows_kernel_edges_nan_rows_empty_and_half():
+    rng = np.random.default_rng(5)
+    q, k, v = randn(rng, (1, 2, 3, 4)), randn(rng, (1, 2, 5, 4)), randn(rng, (1, 2, 5, 6))
+    keep = np.ones((3, 5), dtype=bool)
+    keep[2] = False
+    out = np.asarray(sdpa(*on("cpu", q, k, v), attn_mask=xrt.asarray(keep)))
+    assert np.isnan(out[:, :, 2]).all() and not np.isnan(out[:, :, :2]).any()
+    none = sdpa(*on("cpu", q[:, :, :0], k, v))  # no queries
+    assert none.shape == (1, 2, 0, 6)
+    nokeys = np.asarray(_core._attention_rows(*on("cpu", q, k[:, :, :0], v[:, :, :0]), None,
+                                              False, 0.5))
+    assert nokeys.shape == (1, 2, 3, 6) and np.isnan(nokeys).all()
+    with xrt.explain() as log:  # float16 is the math kernel's on the CPU
+        half = sdpa(*on("cpu", *(t.astype(np.float16) for t in (q, k, v))))
+    assert log.kernels("attention") == ["math"] and half.dtype == xrt.float16
+
+
+def test_rows_kernel_errors():
+    q = xrt.ones((1, 2, 3, 4), dtype=xrt.float32)
+    with pytest.raises(ValueError, match="4-D"):
+        _core._attention_rows(xrt.ones((2, 3, 4)), q, q, None, False, 1.0)
+    with pytest.raises(TypeError, match="float64, the query float32"):
+        _core._attention_rows(q, xrt.ones((1, 2, 3, 4), dtype=xrt.float64), q, None, False, 1.0)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        h = xrt.ones((1, 2, 3, 4), dtype=xrt.float16)
+        _core._attention_rows(h, h, h, None, False, 1.0)
+    with pytest.raises(ValueError, match="do not fit"):
+        _core._attention_rows(q, xrt.ones((1, 2, 5, 4), dtype=xrt.float32),
+                              xrt.ones((1, 2, 6, 4), dtype=xrt.float32), None, False, 1.0)
+    with pytest.raises(ValueError, match="mask must be"):
+        _core._attention_rows(q, q, q, xrt.ones((1, 2, 3, 2), dtype=xrt.float32), False, 1.0)
 
 
 def test_cudnn_plan_checks_its_spec_before_loading_cudnn():
@@ -219,7 +324,7 @@ def test_float32_on_cuda_takes_the_math_kernel():
 
 def test_a_profile_times_attention_as_an_op_with_its_kernel_and_inner_ops():
     q = xrt.asarray(np.random.default_rng(3).standard_normal((1, 2, 8, 4)).astype(np.float32))
-    with xrt.profiler.profile() as prof:
+    with xrt.kernel_policy(attention="math"), xrt.profiler.profile() as prof:
         xrt.nn.scaled_dot_product_attention(q, q, q, is_causal=True)
     ops = prof.ops
     assert [(o.name, o.kernel, o.depth) for o in ops[:1]] == [("attention", "math", 0)]

@@ -1,5 +1,6 @@
 // cpp/bindings/convert.cpp: Python values to tensors (asarray and friends) and the
 // namespace functions of the foundation (creation, matmul, astype).
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
@@ -395,6 +396,12 @@ void bind_convert(nb::module_& m) {
                          static_cast<Activation>(activation));
   }, nb::arg("x"), nb::arg("packed"), nb::arg("out_features"), nb::arg("bias").none(),
      nb::arg("activation"));
+  // xrt.nn.scaled_dot_product_attention's CPU kernel "rows" (Note [CPU attention]).
+  m.def("_attention_rows", [](const Tensor& q, const Tensor& k, const Tensor& v,
+                              std::optional<Tensor> mask, bool causal, double scale) {
+    return attention_rows(q, k, v, mask ? &*mask : nullptr, causal, scale);
+  }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("mask").none(), nb::arg("causal"),
+     nb::arg("scale"));
   // xpuruntime.nn's row ops (Note [Row ops]); the Python side checks the argument types.
   m.def("_softmax", [](nb::handle x, int64_t axis, bool log) {
     return softmax(tensor_arg(x, log ? "log_softmax: x" : "softmax: x"), axis, log);

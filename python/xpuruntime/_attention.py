@@ -4,8 +4,12 @@
 - ``cudnn``: cuDNN's fused flash attention through its graph API (CUDA, float16 and bfloat16,
   head dims that are multiples of 8 up to 256; Note [cuDNN attention graphs] in
   ``cpp/src/cuda/attention_cudnn.cpp``). Needs cuDNN 9 (``pip install xpuruntime[cudnn]``).
+- ``rows``: the CPU's one-kernel form for float32 and float64 (Note [CPU attention] in
+  ``cpp/src/core/norm_ops.cpp``): query rows in register tiles against densely laid out keys
+  and values, the softmax in between in cache. About 6x the composed form for 4 heads of
+  64 x 64 on a 2-core machine.
 - ``math``: the composed form, matmul, softmax (one row kernel), matmul: any device and real
-  floating dtype; what runs where cuDNN cannot.
+  floating dtype; what runs where the others cannot.
 - The PyTorch adapter adds ``flash_v2`` and ``torch`` and their runners (``add_runner``).
 
 A ``KernelPolicy`` pins one (``KernelPolicy(attention="math")``), ``BestPerformance`` times
@@ -18,6 +22,7 @@ import math
 from . import _core
 
 _PRIORITY_CUDNN = 20  # above the adapter's flash_v2 (10): measured twice as fast
+_PRIORITY_ROWS = 10  # above math (0) on the CPU
 _runners = {}  # kernel name -> fn(q, k, v, mask, is_causal, scale) on 4-D Tensors
 _cudnn_state = []  # [bool]: whether cuDNN loads, asked once
 # (dtype, head dims, masked) that cuDNN built no plan for: the kernel declines them from then
@@ -96,6 +101,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, is_causal=Fa
 def _run(kernel, args):
     if kernel == "cudnn":
         return _cudnn(*args)
+    if kernel == "rows":
+        return _rows(*args)
     if kernel == "math":
         return _math(*args)
     if kernel in _runners:
@@ -305,6 +312,22 @@ def _registry_cudnn(q, k, v, *rest):
     return _cudnn(q, k, v, None, False, 1.0 / math.sqrt(q.shape[-1]))
 
 
+def _rows(q, k, v, mask, is_causal, scale):
+    if mask is not None:  # its own last two axes may broadcast too
+        mask = _core.broadcast_to(mask, q.shape[:-1] + (k.shape[-2],))
+    return _core._attention_rows(q, k, v, mask, is_causal, scale)
+
+
+def _rows_supports(q, k, v, mask=None):
+    return (q.device.type == "cpu" and q.dtype in (_core.float32, _core.float64)
+            and q.shape[1] == k.shape[1])
+
+
+def _registry_rows(q, k, v, *rest):
+    return _core._attention_rows(q, k, v, None, False,
+                                 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0)
+
+
 def _registry_math(q, k, v, *rest):
     return _math(q, k, v, None, False, 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0)
 
@@ -315,6 +338,9 @@ def register_kernels():
     if ("attention", "cudnn", "cuda") not in present:
         _core.register_kernel("attention", "cudnn", _registry_cudnn, device="cuda",
                               supports=_cudnn_supports, priority=_PRIORITY_CUDNN)
+    if ("attention", "rows", "cpu") not in present:
+        _core.register_kernel("attention", "rows", _registry_rows, device="cpu",
+                              supports=_rows_supports, priority=_PRIORITY_ROWS)
     for device in ("cpu", "cuda"):
         if ("attention", "math", device) not in present:
             _core.register_kernel("attention", "math", _registry_math, device=device)

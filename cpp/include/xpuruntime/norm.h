@@ -28,4 +28,12 @@ std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& residual,
                                    int64_t normalized_ndim, const Tensor* weight,
                                    const Tensor* bias, double eps, bool rms);
 
+/// softmax(q·kᵀ·scale + mask)·v in one kernel (Note [CPU attention]): q [B, H, Sq, D],
+/// k [B, H, Skv, D], v [B, H, Skv, Dv], an additive mask [B, H, Sq, Skv] (any strides, zero
+/// ones for broadcasting) or none, causal: query i sees keys 0..i. float32 or float64;
+/// returns [B, H, Sq, Dv] laid out in the query's order of axes (dense; for heads split
+/// from [B, S, H, D], [B, S, H, Dv] in memory). A row whose keys are all masked gives NaN.
+Tensor attention_rows(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                      bool causal, double scale);
+
 }  // namespace xrt

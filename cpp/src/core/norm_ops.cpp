@@ -13,9 +13,22 @@
 // (kernels/xrt/norm.cuh) a warp or a block per row. Composed from max, exp, sum and the
 // rest, a softmax is five ops and five passes over the data, a layer norm nine: here each
 // is one pass per statistic over a row that stays in cache.
+//
+// Note [CPU attention]: attention_rows is softmax(q·kᵀ·scale + mask)·v for [B, H, S, D]
+// operands on the CPU, one kernel: for each (batch, head) it lays Kᵀ and V out densely
+// once, then takes query rows four at a time: their scores against every key in a register
+// tile (4 rows x 2 vectors of keys) over D, scale, mask and softmax per row in cache, and
+// the probabilities against V the same way. The composed form is two batched matmuls
+// (OpenBLAS per head: 23 us for 4 heads of 64x64x64 on this project's 2-core machine, where
+// the products themselves are 2 us of arithmetic), a multiply, the softmax and a matmul,
+// each a pass over the scores in memory. The operations and their order are the composed
+// form's (the product, times scale, plus the mask, -inf where a causal query may not look,
+// then the row softmax); the products' summation order differs from BLAS's, as BLAS's
+// differs between its own kernels.
 #include "xpuruntime/norm.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "core/linalg_internal.h"
@@ -163,6 +176,69 @@ std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& residual,
   Tensor out = norm(rms ? "rms_norm" : "layer_norm", x, &residual, normalized_ndim, weight,
                     bias, eps, &sum);
   return {out, sum};
+}
+
+Tensor attention_rows(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                      bool causal, double scale) {
+  const Tensor* operands[] = {&q, &k, &v, mask};
+  const char* names[] = {"query", "key", "value", "mask"};
+  for (int i = 0; i < 4; ++i) {
+    const Tensor* t = operands[i];
+    if (!t) continue;
+    if (t->ndim() != 4)
+      throw ValueError(std::string("attention_rows: ") + names[i] + " must be 4-D [B, H, S, D], "
+                       "got shape " + shape_str(t->shape()));
+    if (t->dtype() != q.dtype())
+      throw TypeError(std::string("attention_rows: ") + names[i] + " is " +
+                      name_of(t->dtype()) + ", the query " + name_of(q.dtype()));
+    if (!(t->device() == q.device()))
+      throw ValueError("attention_rows: the operands must share one device");
+  }
+  if (q.dtype() != DType::Float32 && q.dtype() != DType::Float64)
+    throw TypeError("attention_rows: float32 or float64 operands, got " + name_of(q.dtype()));
+  const Dims& qs = q.shape();
+  const Dims& ks = k.shape();
+  const Dims& vs = v.shape();
+  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1] || ks[3] != qs[3] ||
+      vs[2] != ks[2])
+    throw ValueError("attention_rows: query " + shape_str(qs) + ", key " + shape_str(ks) +
+                     " and value " + shape_str(vs) + " do not fit [B, H, Sq, D], [B, H, Skv, D], "
+                     "[B, H, Skv, Dv]");
+  if (mask && !(mask->shape() == Dims{qs[0], qs[1], qs[2], ks[2]}))
+    throw ValueError("attention_rows: the mask must be [B, H, Sq, Skv] = " +
+                     shape_str(Dims{qs[0], qs[1], qs[2], ks[2]}) + ", got " +
+                     shape_str(mask->shape()));
+  // The output in the query's order of axes (its last axis last), as cuDNN's and PyTorch's
+  // fused attention lay it out: for heads split from [B, S, H, D] (exporters' transposes)
+  // it is [B, S, H, Dv] in memory, and merging the heads back is a view.
+  const Dims shape{qs[0], qs[1], qs[2], vs[3]};
+  Dims order{0, 1, 2, 3};
+  if (q.strides()[3] == 1) {
+    auto key = [&](int64_t a) {  // size-1 axes first: their strides mean nothing
+      return qs[a] > 1 ? q.strides()[a] : std::numeric_limits<int64_t>::max();
+    };
+    std::stable_sort(order.begin(), order.begin() + 3,
+                     [&](int64_t a, int64_t b) { return key(a) > key(b); });
+  }
+  Dims dense(4), inverse(4);
+  for (int a = 0; a < 4; ++a) {
+    dense[a] = shape[order[a]];
+    inverse[order[a]] = a;
+  }
+  Tensor out = empty(dense, q.dtype(), q.device()).permute(inverse);
+  if (out.numel() == 0) return out;
+  if (ks[2] == 0) {  // no keys: the softmax of an empty row, as composed
+    Tensor nan = full(Dims{}, Scalar::from_float(std::numeric_limits<double>::quiet_NaN()),
+                      q.dtype(), q.device());
+    return contiguous(broadcast_to(nan, out.shape()));
+  }
+  OpAttrs attrs;
+  attrs.value = Scalar::from_float(scale);
+  attrs.step = Scalar::from_int(causal ? 1 : 0);
+  const Tensor* in[] = {&q, &k, &v, mask};
+  KernelCall call{in, mask ? 4 : 3, &out, 1, &attrs};
+  dispatch(op_id("attention_rows"), call);
+  return out;
 }
 
 }  // namespace xrt

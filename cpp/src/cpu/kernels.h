@@ -25,7 +25,8 @@ KernelInfo kernel_info(std::string op, std::string name, KernelFn run, std::stri
 /// where the op calls libm: those come from the per-ISA tables below.
 extern const KernelFnPtr kUnaryKernels[];
 extern const KernelFnPtr kBinaryKernels[];
-/// The row ops per ISA (norm_kernels.cpp): softmax, log_softmax, layer_norm, rms_norm.
+/// The row ops per ISA (norm_kernels.cpp): softmax, log_softmax, layer_norm, rms_norm, and
+/// attention_rows.
 namespace baseline { extern const KernelFnPtr kUnaryMath[], kBinaryMath[], kRowKernels[]; }
 #ifdef XRT_X86_ISA_VARIANTS
 namespace avx2 { extern const KernelFnPtr kUnaryMath[], kBinaryMath[], kRowKernels[]; }

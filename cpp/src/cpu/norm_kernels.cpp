@@ -206,9 +206,133 @@ template <RowOp OP> void row_kernel(const KernelCall& call) {
   }
 }
 
+// ---- attention (Note [CPU attention] in core/norm_ops.cpp) -------------------------------
+
+constexpr int kQueryRows = 4;  // query rows per register tile
+
+/// Columns per register tile: two 64-byte vectors of T.
+template <class T> constexpr int tile_cols() { return 128 / int(sizeof(T)); }
+
+template <class T> inline T multiply_add(T a, T b, T c) {
+#ifdef __FMA__
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+/// c[r][0..W) = sum over p < depth of a[r * lda + p] * b[p * ldb + 0..W), r < kQueryRows:
+/// a kQueryRows x W tile kept in registers while the depth streams through.
+template <class T>
+inline void tile_product(const T* a, int64_t lda, const T* b, int64_t ldb, int64_t depth,
+                         T* c, int64_t ldc) {
+  constexpr int W = tile_cols<T>();
+  T acc[kQueryRows][W] = {};
+  for (int64_t p = 0; p < depth; ++p) {
+    const T* bp = b + p * ldb;
+    for (int r = 0; r < kQueryRows; ++r) {
+      const T x = a[r * lda + p];
+      for (int j = 0; j < W; ++j) acc[r][j] = multiply_add(x, bp[j], acc[r][j]);
+    }
+  }
+  for (int r = 0; r < kQueryRows; ++r)
+    for (int j = 0; j < W; ++j) c[r * ldc + j] = acc[r][j];
+}
+
+/// A 4-D operand's element strides and first element.
+template <class T> struct Operand4 {
+  const T* data;
+  int64_t s[4];
+  explicit Operand4(const Tensor& t) : data(reinterpret_cast<const T*>(t.data())) {
+    for (int d = 0; d < 4; ++d) s[d] = t.strides()[d];
+  }
+  const T* at(int64_t b, int64_t h, int64_t i) const { return data + b * s[0] + h * s[1] + i * s[2]; }
+};
+
+template <class T> void attention_typed(const KernelCall& call) {
+  const Tensor& qt = call.in(0);
+  const Operand4<T> q(qt), k(call.in(1)), v(call.in(2));
+  const bool masked = call.num_inputs > 3;
+  const Operand4<T> mask(call.in(masked ? 3 : 0));
+  T* out = reinterpret_cast<T*>(call.out().data());
+  const Dims& os = call.out().strides();  // dense in some order, the last axis last
+  const int64_t batch = qt.shape()[0], heads = qt.shape()[1], sq = qt.shape()[2];
+  const int64_t d = qt.shape()[3], skv = call.in(1).shape()[2], dv = call.in(2).shape()[3];
+  const T scale = static_cast<T>(call.attrs->value.c.real());
+  const bool causal = call.attrs->step.i != 0;
+  constexpr int W = tile_cols<T>();
+  const int64_t skv_padded = (skv + W - 1) / W * W, dv_padded = (dv + W - 1) / W * W;
+  // Tasks: (batch, head, a stretch of query rows); a head splits only when there are too
+  // few heads to go round the threads (each of its tasks lays out K and V again).
+  const int64_t pairs = batch * heads;
+  const int64_t want = 2 * int64_t(host::num_threads());
+  int64_t stretch = sq;
+  if (pairs < want)
+    stretch = std::max<int64_t>(4 * kQueryRows, (sq * pairs + want - 1) / want);
+  stretch = (stretch + kQueryRows - 1) / kQueryRows * kQueryRows;
+  const int64_t per_pair = (sq + stretch - 1) / stretch;
+  host::parallel_for(pairs * per_pair, 1, [&](int64_t begin, int64_t end) {
+    std::vector<T> kt(d * skv_padded), vp(skv * dv_padded), qb(kQueryRows * d),
+        scores(kQueryRows * skv_padded), probs(kQueryRows * skv_padded),
+        ob(kQueryRows * dv_padded);
+    int64_t laid_out = -1;  // the pair whose K and V are in kt and vp
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t pair = task / per_pair, b = pair / heads, h = pair % heads;
+      if (pair != laid_out) {  // Kᵀ (d, skv) and V (skv, dv) dense, zero past the edges
+        std::fill(kt.begin(), kt.end(), T(0));
+        std::fill(vp.begin(), vp.end(), T(0));
+        for (int64_t j = 0; j < skv; ++j) {
+          const T* kr = k.at(b, h, j);
+          for (int64_t p = 0; p < d; ++p) kt[p * skv_padded + j] = kr[p * k.s[3]];
+          const T* vr = v.at(b, h, j);
+          for (int64_t c = 0; c < dv; ++c) vp[j * dv_padded + c] = vr[c * v.s[3]];
+        }
+        laid_out = pair;
+      }
+      const int64_t first = task % per_pair * stretch, last = std::min(sq, first + stretch);
+      for (int64_t i0 = first; i0 < last; i0 += kQueryRows) {
+        const int rows = int(std::min<int64_t>(kQueryRows, last - i0));
+        std::fill(qb.begin(), qb.end(), T(0));
+        for (int r = 0; r < rows; ++r) {
+          const T* qr = q.at(b, h, i0 + r);
+          for (int64_t p = 0; p < d; ++p) qb[r * d + p] = qr[p * q.s[3]];
+        }
+        for (int64_t j0 = 0; j0 < skv_padded; j0 += W)
+          tile_product(qb.data(), d, kt.data() + j0, skv_padded, d, scores.data() + j0,
+                       skv_padded);
+        std::fill(probs.begin(), probs.end(), T(0));
+        for (int r = 0; r < rows; ++r) {
+          const int64_t i = i0 + r;
+          T* s = scores.data() + r * skv_padded;
+          for (int64_t j = 0; j < skv; ++j) s[j] *= scale;  // (q·kᵀ)·scale, as composed
+          if (masked) {
+            const T* m = mask.at(b, h, i);
+            for (int64_t j = 0; j < skv; ++j) s[j] += m[j * mask.s[3]];
+          }
+          if (causal)
+            for (int64_t j = i + 1; j < skv; ++j) s[j] = -std::numeric_limits<T>::infinity();
+          softmax_row(s, probs.data() + r * skv_padded, skv, false);
+        }
+        for (int64_t c0 = 0; c0 < dv_padded; c0 += W)
+          tile_product(probs.data(), skv_padded, vp.data() + c0, dv_padded, skv, ob.data() + c0,
+                       dv_padded);
+        for (int r = 0; r < rows; ++r)
+          std::copy(ob.data() + r * dv_padded, ob.data() + r * dv_padded + dv,
+                    out + b * os[0] + h * os[1] + (i0 + r) * os[2]);
+      }
+    }
+  });
+}
+
+void attention_kernel(const KernelCall& call) {
+  if (call.in(0).dtype() == DType::Float64) return attention_typed<double>(call);
+  attention_typed<float>(call);
+}
+
 }  // namespace
 
 const KernelFnPtr kRowKernels[] = {row_kernel<RowOp::Softmax>, row_kernel<RowOp::LogSoftmax>,
-                                   row_kernel<RowOp::LayerNorm>, row_kernel<RowOp::RmsNorm>};
+                                   row_kernel<RowOp::LayerNorm>, row_kernel<RowOp::RmsNorm>,
+                                   attention_kernel};
 
 }  // namespace xrt::cpu::XRT_ISA_NS

@@ -84,6 +84,18 @@ void cpu::register_kernels(KernelRegistry& r) {
                              std::string("a row per task, libmvec SIMD exp (") + v.name + ")",
                              float_rows, v.priority));
   }
+  // attention_rows (Note [CPU attention] in core/norm_ops.cpp): float32 and float64.
+  auto float_attention = [](const DTypeSignature& s) {
+    return s.dtypes[0] == DType::Float32 || s.dtypes[0] == DType::Float64;
+  };
+  r.add(cpu::kernel_info("attention_rows", "native", cpu::baseline::kRowKernels[4],
+                         "4 query rows x 2 vectors of keys per register tile, softmax rows",
+                         float_attention));
+  for (const Variant& v : variants)
+    r.add(cpu::kernel_info("attention_rows", v.name, v.rows[4],
+                           std::string("4 query rows x 2 vectors of keys per register tile, "
+                                       "libmvec SIMD exp (") + v.name + ")",
+                           float_attention, v.priority));
   r.add(cpu::kernel_info("where", "native", cpu::where_kernel, "select by a boolean mask"));
   r.add(cpu::kernel_info("matmul", "openblas", cpu::matmul_openblas,
                    "cblas ?gemm from scipy-openblas64",

@@ -220,9 +220,10 @@ def _fused_attention(node):
             else:
                 kt = xrt.multiply(kt, value)
         k = kt.mT
-        # The fused kernel is for 16-bit floats (cuDNN); other dtypes and broadcasting
+        # The fused kernels are cuDNN's for 16-bit floats on CUDA and the CPU's "rows" for
+        # float32 and float64 (Note [CPU attention]); CUDA's other dtypes and broadcasting
         # operands take the ops the fusion replaced, without the op's dispatch.
-        if q.dtype in _HALF and q.ndim == k.ndim == v.ndim and \
+        if (q.dtype in _HALF or q.device.type == "cpu") and q.ndim == k.ndim == v.ndim and \
                 q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
             return (xrt.nn.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, is_causal=kind == "causal", scale=factor),)
