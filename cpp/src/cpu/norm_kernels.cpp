@@ -272,38 +272,51 @@ template <class T> void attention_typed(const KernelCall& call) {
   stretch = (stretch + kQueryRows - 1) / kQueryRows * kQueryRows;
   const int64_t per_pair = (sq + stretch - 1) / stretch;
   host::parallel_for(pairs * per_pair, 1, [&](int64_t begin, int64_t end) {
-    std::vector<T> kt(d * skv_padded), vp(skv * dv_padded), qb(kQueryRows * d),
-        scores(kQueryRows * skv_padded), probs(kQueryRows * skv_padded),
-        ob(kQueryRows * dv_padded);
+    // One scratch per thread, grown as needed: Kᵀ and V laid out, a tile of query rows,
+    // their scores, probabilities and outputs.
+    thread_local std::vector<T> scratch;
+    const int64_t need = d * skv_padded + skv * dv_padded + kQueryRows * (d + 2 * skv_padded +
+                                                                          dv_padded);
+    if (int64_t(scratch.size()) < need) scratch.resize(need);
+    T* kt = scratch.data();
+    T* vp = kt + d * skv_padded;
+    T* qb = vp + skv * dv_padded;
+    T* scores = qb + kQueryRows * d;
+    T* probs = scores + kQueryRows * skv_padded;
+    T* ob = probs + kQueryRows * skv_padded;
     int64_t laid_out = -1;  // the pair whose K and V are in kt and vp
     for (int64_t task = begin; task < end; ++task) {
       const int64_t pair = task / per_pair, b = pair / heads, h = pair % heads;
       if (pair != laid_out) {  // Kᵀ (d, skv) and V (skv, dv) dense, zero past the edges
-        std::fill(kt.begin(), kt.end(), T(0));
-        std::fill(vp.begin(), vp.end(), T(0));
         for (int64_t j = 0; j < skv; ++j) {
           const T* kr = k.at(b, h, j);
           for (int64_t p = 0; p < d; ++p) kt[p * skv_padded + j] = kr[p * k.s[3]];
           const T* vr = v.at(b, h, j);
-          for (int64_t c = 0; c < dv; ++c) vp[j * dv_padded + c] = vr[c * v.s[3]];
+          T* vo = vp + j * dv_padded;
+          for (int64_t c = 0; c < dv; ++c) vo[c] = vr[c * v.s[3]];
+          std::fill(vo + dv, vo + dv_padded, T(0));
         }
+        for (int64_t p = 0; p < d; ++p)
+          std::fill(kt + p * skv_padded + skv, kt + (p + 1) * skv_padded, T(0));
         laid_out = pair;
       }
       const int64_t first = task % per_pair * stretch, last = std::min(sq, first + stretch);
       for (int64_t i0 = first; i0 < last; i0 += kQueryRows) {
         const int rows = int(std::min<int64_t>(kQueryRows, last - i0));
-        std::fill(qb.begin(), qb.end(), T(0));
-        for (int r = 0; r < rows; ++r) {
-          const T* qr = q.at(b, h, i0 + r);
-          for (int64_t p = 0; p < d; ++p) qb[r * d + p] = qr[p * q.s[3]];
+        for (int r = 0; r < kQueryRows; ++r) {  // rows past the last compute zeros, unused
+          const T* qr = r < rows ? q.at(b, h, i0 + r) : nullptr;
+          for (int64_t p = 0; p < d; ++p) qb[r * d + p] = qr ? qr[p * q.s[3]] : T(0);
         }
         for (int64_t j0 = 0; j0 < skv_padded; j0 += W)
-          tile_product(qb.data(), d, kt.data() + j0, skv_padded, d, scores.data() + j0,
-                       skv_padded);
-        std::fill(probs.begin(), probs.end(), T(0));
-        for (int r = 0; r < rows; ++r) {
+          tile_product(qb, d, kt + j0, skv_padded, d, scores + j0, skv_padded);
+        for (int r = 0; r < kQueryRows; ++r) {
           const int64_t i = i0 + r;
-          T* s = scores.data() + r * skv_padded;
+          T* s = scores + r * skv_padded;
+          T* pr = probs + r * skv_padded;
+          if (r >= rows) {  // the products below read every row
+            std::fill(pr, pr + skv, T(0));
+            continue;
+          }
           for (int64_t j = 0; j < skv; ++j) s[j] *= scale;  // (q·kᵀ)·scale, as composed
           if (masked) {
             const T* m = mask.at(b, h, i);
@@ -311,13 +324,12 @@ template <class T> void attention_typed(const KernelCall& call) {
           }
           if (causal)
             for (int64_t j = i + 1; j < skv; ++j) s[j] = -std::numeric_limits<T>::infinity();
-          softmax_row(s, probs.data() + r * skv_padded, skv, false);
+          softmax_row(s, pr, skv, false);
         }
         for (int64_t c0 = 0; c0 < dv_padded; c0 += W)
-          tile_product(probs.data(), skv_padded, vp.data() + c0, dv_padded, skv, ob.data() + c0,
-                       dv_padded);
+          tile_product(probs, skv_padded, vp + c0, dv_padded, skv, ob + c0, dv_padded);
         for (int r = 0; r < rows; ++r)
-          std::copy(ob.data() + r * dv_padded, ob.data() + r * dv_padded + dv,
+          std::copy(ob + r * dv_padded, ob + r * dv_padded + dv,
                     out + b * os[0] + h * os[1] + (i0 + r) * os[2]);
       }
     }
