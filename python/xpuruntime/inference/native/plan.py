@@ -329,14 +329,17 @@ class Plan:
     def run(self, feeds, record=False, profile=False):
         """Runs the plan on ``feeds`` (name -> Tensor on the device) and returns the env
         holding the graph's outputs."""
-        env = dict(self.run_constants)
+        memo = self._memo
+        plain = not (record or profile)
+        # A plain run starts from the constants and the memo's host values (Note [Shape memo]).
+        env = dict(memo[1] if plain and memo is not None else self.run_constants)
         for name in self.input_names:
             value = feeds[name]
             if self.low is not None and value.dtype == xrt.float32:
                 value = xrt.astype(value, self.low)
             env[name] = value
-        if not (record or profile):
-            return self._run_plain(env)
+        if plain:
+            return self._run_plain(env, memo)
         fresh = [None] * len(self.nodes)  # these runs run every node and keep a new memo
         for i, node in enumerate(self.nodes):
             args = self._args(node, env)
@@ -361,10 +364,21 @@ class Plan:
                 del env[name]
         if record:
             self.recorded = True
-        self._memo = fresh
+        self._publish(fresh)
         return env
 
-    def _run_plain(self, env):
+    def _publish(self, entries):
+        """Keeps a run's memo (Note [Shape memo]): its entries, and the env a plain run starts
+        from (the constants and the memoised nodes' outputs), published as one value."""
+        start = dict(self.run_constants)
+        for node, entry in zip(self.nodes, entries):
+            if entry is not None:
+                for name, value in zip(node.outputs, entry[1]):
+                    if name:
+                        start[name] = value
+        self._memo = (entries, start)
+
+    def _run_plain(self, env, memo):
         """run without recording or timing: the loop with the least Python per node (about
         40 nodes run per call of a small transformer, each a few microseconds of work).
 
@@ -372,26 +386,32 @@ class Plan:
         constants) depend on the shapes the Shape and Size nodes read, nothing else. The
         last run's are kept: while every Shape node so far reads the shape it read then, a
         host node's outputs are the last run's, and it does not run (a third of the nodes
-        of PyTorch's attention export). From the first shape that differs on, the host
-        nodes run and the run keeps a new memo, published whole at the end (a memo is never
-        changed once published, so threads sharing the plan each read a consistent one)."""
-        memo = self._memo
-        valid = memo is not None
+        of PyTorch's attention export). The run starts from an env that already holds the
+        last run's host values, so such a node costs a test, not a lookup and a store. From
+        the first shape that differs on, the host nodes run (overwriting those values) and
+        the run keeps a new memo, published whole at the end (a memo is never changed once
+        published, so threads sharing the plan each read a consistent one)."""
+        entries = memo[0] if memo is not None else None
+        valid = entries is not None
         fresh = None  # this run's memo, once it differs from the last
         node = None
         try:
             for i, node in enumerate(self.nodes):
                 kind = node.memo
                 if kind is not None:
-                    key = env[node.inputs[0]].shape if kind == "shape" else None
-                    if valid and memo[i][0] == key:
-                        outputs = memo[i][1]
+                    if kind == "shape":
+                        key = env[node.inputs[0]].shape
+                        if valid and entries[i][0] == key:
+                            continue
+                    elif valid:
+                        continue
                     else:
-                        if fresh is None:
-                            fresh = list(memo) if memo is not None else [None] * len(self.nodes)
-                            valid = False
-                        outputs = node.fn(*[env[name] if name else None for name in node.inputs])
-                        fresh[i] = (key, outputs)
+                        key = None
+                    if fresh is None:
+                        fresh = list(entries) if entries is not None else [None] * len(self.nodes)
+                        valid = False
+                    outputs = node.fn(*[env[name] if name else None for name in node.inputs])
+                    fresh[i] = (key, outputs)
                 elif node.moves:
                     outputs = node.fn(*self._args(node, env))
                 else:
@@ -407,7 +427,7 @@ class Plan:
                 raise
             raise named from e
         if fresh is not None:
-            self._memo = fresh
+            self._publish(fresh)
         return env
 
 
