@@ -208,9 +208,9 @@ template <RowOp OP> void row_kernel(const KernelCall& call) {
 
 // ---- attention (Note [CPU attention] in core/norm_ops.cpp) -------------------------------
 
-constexpr int kQueryRows = 4;  // query rows per register tile
+constexpr int kQueryRows = 8;  // query rows per register tile
 
-/// Columns per register tile: two 64-byte vectors of T.
+/// Columns per register tile: two 64-byte vectors of T (8 x 2 accumulators of AVX-512).
 template <class T> constexpr int tile_cols() { return 128 / int(sizeof(T)); }
 
 template <class T> inline T multiply_add(T a, T b, T c) {
@@ -293,7 +293,10 @@ template <class T> void attention_typed(const KernelCall& call) {
           for (int64_t p = 0; p < d; ++p) kt[p * skv_padded + j] = kr[p * k.s[3]];
           const T* vr = v.at(b, h, j);
           T* vo = vp + j * dv_padded;
-          for (int64_t c = 0; c < dv; ++c) vo[c] = vr[c * v.s[3]];
+          if (v.s[3] == 1)
+            std::copy(vr, vr + dv, vo);
+          else
+            for (int64_t c = 0; c < dv; ++c) vo[c] = vr[c * v.s[3]];
           std::fill(vo + dv, vo + dv_padded, T(0));
         }
         for (int64_t p = 0; p < d; ++p)
@@ -303,12 +306,20 @@ template <class T> void attention_typed(const KernelCall& call) {
       const int64_t first = task % per_pair * stretch, last = std::min(sq, first + stretch);
       for (int64_t i0 = first; i0 < last; i0 += kQueryRows) {
         const int rows = int(std::min<int64_t>(kQueryRows, last - i0));
-        for (int r = 0; r < kQueryRows; ++r) {  // rows past the last compute zeros, unused
-          const T* qr = r < rows ? q.at(b, h, i0 + r) : nullptr;
-          for (int64_t p = 0; p < d; ++p) qb[r * d + p] = qr ? qr[p * q.s[3]] : T(0);
+        // A whole tile of rows of unit stride is read in place; others are copied, rows
+        // past the last as zeros (their results are not used).
+        const T* a = q.at(b, h, i0);
+        int64_t lda = q.s[2];
+        if (rows < kQueryRows || q.s[3] != 1) {
+          for (int r = 0; r < kQueryRows; ++r) {
+            const T* qr = r < rows ? q.at(b, h, i0 + r) : nullptr;
+            for (int64_t p = 0; p < d; ++p) qb[r * d + p] = qr ? qr[p * q.s[3]] : T(0);
+          }
+          a = qb;
+          lda = d;
         }
         for (int64_t j0 = 0; j0 < skv_padded; j0 += W)
-          tile_product(qb, d, kt + j0, skv_padded, d, scores + j0, skv_padded);
+          tile_product(a, lda, kt + j0, skv_padded, d, scores + j0, skv_padded);
         for (int r = 0; r < kQueryRows; ++r) {
           const int64_t i = i0 + r;
           T* s = scores + r * skv_padded;
@@ -317,14 +328,16 @@ template <class T> void attention_typed(const KernelCall& call) {
             std::fill(pr, pr + skv, T(0));
             continue;
           }
-          for (int64_t j = 0; j < skv; ++j) s[j] *= scale;  // (q·kᵀ)·scale, as composed
+          // A causal query sees keys 0..i: the softmax of that prefix, zeros after it (what
+          // -inf scores give), with no exp spent on the masked keys.
+          const int64_t seen = causal ? std::min(skv, i + 1) : skv;
+          for (int64_t j = 0; j < seen; ++j) s[j] *= scale;  // (q·kᵀ)·scale, as composed
           if (masked) {
             const T* m = mask.at(b, h, i);
-            for (int64_t j = 0; j < skv; ++j) s[j] += m[j * mask.s[3]];
+            for (int64_t j = 0; j < seen; ++j) s[j] += m[j * mask.s[3]];
           }
-          if (causal)
-            for (int64_t j = i + 1; j < skv; ++j) s[j] = -std::numeric_limits<T>::infinity();
-          softmax_row(s, pr, skv, false);
+          softmax_row(s, pr, seen, false);
+          std::fill(pr + seen, pr + skv, T(0));
         }
         for (int64_t c0 = 0; c0 < dv_padded; c0 += W)
           tile_product(probs, skv_padded, vp + c0, dv_padded, skv, ob + c0, dv_padded);

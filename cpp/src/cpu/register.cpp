@@ -89,11 +89,11 @@ void cpu::register_kernels(KernelRegistry& r) {
     return s.dtypes[0] == DType::Float32 || s.dtypes[0] == DType::Float64;
   };
   r.add(cpu::kernel_info("attention_rows", "native", cpu::baseline::kRowKernels[4],
-                         "4 query rows x 2 vectors of keys per register tile, softmax rows",
+                         "8 query rows x 2 vectors of keys per register tile, softmax rows",
                          float_attention));
   for (const Variant& v : variants)
     r.add(cpu::kernel_info("attention_rows", v.name, v.rows[4],
-                           std::string("4 query rows x 2 vectors of keys per register tile, "
+                           std::string("8 query rows x 2 vectors of keys per register tile, "
                                        "libmvec SIMD exp (") + v.name + ")",
                            float_attention, v.priority));
   r.add(cpu::kernel_info("where", "native", cpu::where_kernel, "select by a boolean mask"));
