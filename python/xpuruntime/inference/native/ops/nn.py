@@ -143,7 +143,7 @@ def _normalised_axes(axis, x, node):
 
 
 def _fits(vector, trailing):
-    return vector is None or tuple(vector.shape) == trailing
+    return vector is None or vector.shape == trailing
 
 
 def _composed_norm(node, x, scale, bias, axes, eps, rms):
@@ -176,11 +176,13 @@ def _layer_norm(node):
     node.computes_in_float32 = True
 
     def run(x, scale, bias=None):
-        axes = _normalised_axes(axis, x, node)
-        trailing = tuple(x.shape[axes[0]:])
+        shape = x.shape
+        trailing = shape[axis_of(axis, len(shape), node):]
         if statistics or not (_fits(scale, trailing) and _fits(bias, trailing)):
+            axes = _normalised_axes(axis, x, node)
             return _composed_norm(node, x, scale, bias, axes, eps, False)
-        return (xrt.nn.layer_norm(x, trailing, scale, bias, eps=eps), None, None)
+        # The row kernel directly: the node's operands are what xrt.nn.layer_norm checks.
+        return (_core._layer_norm(x, len(trailing), scale, bias, eps), None, None)
     return run
 
 
@@ -190,12 +192,13 @@ def _rms_norm(node):
     node.computes_in_float32 = True
 
     def run(x, scale, *unused):
-        axes = _normalised_axes(axis, x, node)
-        trailing = tuple(x.shape[axes[0]:])
+        shape = x.shape
+        trailing = shape[axis_of(axis, len(shape), node):]
         if statistics or not _fits(scale, trailing):
+            axes = _normalised_axes(axis, x, node)
             y, _, inv_rms = _composed_norm(node, x, scale, None, axes, eps, True)
             return (y, inv_rms)
-        return (xrt.nn.rms_norm(x, trailing, scale, eps=eps), None)
+        return (_core._rms_norm(x, len(trailing), scale, eps), None)
     return run
 
 
@@ -207,15 +210,13 @@ def _add_norm(node):
     node.computes_in_float32 = True
 
     def run(a, b, scale=None, bias=None):
-        axes = _normalised_axes(axis, a, node)
-        trailing = tuple(a.shape[axes[0]:])
-        if a.shape != b.shape or not (_fits(scale, trailing) and _fits(bias, trailing)):
+        shape = a.shape
+        trailing = shape[axis_of(axis, len(shape), node):]
+        if shape != b.shape or not (_fits(scale, trailing) and _fits(bias, trailing)):
             total = xrt.add(a, b)
             axes = _normalised_axes(axis, total, node)
             return (_composed_norm(node, total, scale, bias, axes, eps, rms)[0], total)
-        if rms:
-            return xrt.nn.add_rms_norm(a, b, trailing, scale, eps=eps)
-        return xrt.nn.add_layer_norm(a, b, trailing, scale, bias, eps=eps)
+        return _core._add_norm(a, b, len(trailing), scale, None if rms else bias, eps, rms)
     return run
 
 
