@@ -90,12 +90,20 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, is_causal=Fa
         raise TypeError(f"scaled_dot_product_attention: scale must be a real number, got "
                         f"{type(scale).__name__}")
     mask = None if attn_mask is None else _additive_mask(attn_mask, q, k)
+    return attend(q, k, v, mask, bool(is_causal), float(scale))
+
+
+def attend(q, k, v, mask, is_causal, scale):
+    """scaled_dot_product_attention after its checks: operands it would accept, mask None or
+    additive in q's dtype (the native engine's attention node, whose operands the plan has
+    typed and placed, calls it directly)."""
+    lead = q.shape[:-2]
     q4, k4, v4 = (_as_4d(t) for t in (q, k, v))
     m4 = None if mask is None else _as_4d(_core.broadcast_to(mask, lead + mask.shape[-2:]))
     inputs = [q4, k4, v4] + ([m4] if m4 is not None else [])
-    args = (q4, k4, v4, m4, bool(is_causal), float(scale))
+    args = (q4, k4, v4, m4, is_causal, scale)
     out = _core._run_selected("attention", inputs, [q4], lambda kernel: _run(kernel, args))
-    return _core.reshape(out, lead + out.shape[-2:])
+    return out if len(lead) == 2 else _core.reshape(out, lead + out.shape[-2:])
 
 
 def _run(kernel, args):

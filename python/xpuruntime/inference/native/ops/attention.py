@@ -225,6 +225,9 @@ def _fused_attention(node):
         # operands take the ops the fusion replaced, without the op's dispatch.
         if (q.dtype in _HALF or q.device.type == "cpu") and q.ndim == k.ndim == v.ndim and \
                 q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+            if mask is None:  # operands the plan typed and placed: the op without its checks
+                return (attention_kernels.attend(q, k, v, None, kind == "causal",
+                                                 float(factor)),)
             return (xrt.nn.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, is_causal=kind == "causal", scale=factor),)
         scores = xrt.multiply(xrt.matmul(q, kt), factor)
