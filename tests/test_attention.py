@@ -199,6 +199,17 @@ def test_rows_kernel_edges_nan_rows_empty_and_half():
     assert log.kernels("attention") == ["math"] and half.dtype == xrt.float16
 
 
+def test_rows_kernel_long_keys_take_a_scratch_of_their_own():
+    # Above 1 MB of scratch (here 1.9 MB: 5000 float64 keys) a call allocates its own.
+    rng = np.random.default_rng(7)
+    q, k, v = (randn(rng, s, np.float64) for s in ((1, 2, 40, 16), (1, 2, 5000, 16),
+                                                   (1, 2, 5000, 8)))
+    for causal in (False, True):
+        out = sdpa(*on("cpu", q, k, v), is_causal=causal)
+        np.testing.assert_allclose(np.asarray(out), reference(q, k, v, causal=causal),
+                                   rtol=1e-12, atol=1e-12)
+
+
 def test_rows_kernel_errors():
     q = xrt.ones((1, 2, 3, 4), dtype=xrt.float32)
     with pytest.raises(ValueError, match="4-D"):

@@ -272,11 +272,14 @@ template <class T> void attention_typed(const KernelCall& call) {
   stretch = (stretch + kQueryRows - 1) / kQueryRows * kQueryRows;
   const int64_t per_pair = (sq + stretch - 1) / stretch;
   host::parallel_for(pairs * per_pair, 1, [&](int64_t begin, int64_t end) {
-    // One scratch per thread, grown as needed: Kᵀ and V laid out, a tile of query rows,
-    // their scores, probabilities and outputs.
-    thread_local std::vector<T> scratch;
+    // Kᵀ and V laid out, a tile of query rows, their scores, probabilities and outputs:
+    // one scratch kept per thread up to 1 MB (no allocation per call), a larger one (long
+    // sequences) for this call only.
+    thread_local std::vector<T> kept;
+    std::vector<T> own;
     const int64_t need = d * skv_padded + skv * dv_padded + kQueryRows * (d + 2 * skv_padded +
                                                                           dv_padded);
+    std::vector<T>& scratch = need * int64_t(sizeof(T)) <= (int64_t(1) << 20) ? kept : own;
     if (int64_t(scratch.size()) < need) scratch.resize(need);
     T* kt = scratch.data();
     T* vp = kt + d * skv_padded;
