@@ -177,3 +177,27 @@ def _random_chain_agrees(seed):
 def test_nested_views_agree_with_numpy_on_random_chains():
     found = sum(_random_chain_agrees(seed) for seed in range(60))
     assert 15 <= found < 60  # both outcomes are exercised
+
+
+def test_a_chain_called_again_with_other_strides_takes_their_view(device):
+    # The chain keeps its last call's view for the same layout and argument objects; an
+    # input of the same shape with other strides must get its own.
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0, 2], name="t"),
+             _ints("s", [3, 2, 2, 2]),
+             helper.make_node("Reshape", ["t", "s"], ["y"], name="split")]
+    x = rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    model = make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [3, 2, 2, 2])})
+    engine = native_engine(model, device)
+    dev = xrt.Device(device)
+    dense = xrt.asarray(x, device=dev)
+    # The same values laid out [2, 4, 3] in memory: the same shape, other strides.
+    strided = xrt.permute_dims(xrt.asarray(np.ascontiguousarray(np.swapaxes(x, 1, 2)),
+                                           device=dev), (0, 2, 1))
+    assert strided.strides != dense.strides
+    assert [f["nodes"] for f in engine.explain()["fusions"] if f["fusion"] == "views"] == \
+        [["t", "split"]]
+    for given in (dense, strided, dense, strided):
+        y = engine.run({"x": given}, ["y"])[0]
+        np.testing.assert_array_equal(np.asarray(xrt.asarray(y, device="cpu")),
+                                      np.swapaxes(x, 0, 1).reshape(3, 2, 2, 2))
+        assert not y._is_contiguous()  # a view of the input, not a copy

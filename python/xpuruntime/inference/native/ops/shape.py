@@ -355,15 +355,27 @@ def _view_chain(node):
             cur = nxt
         return steps
 
+    last = [None]  # (shape, strides, args, view) of the last call, replaced whole
+
     def run(x, *args):
-        key = (x.shape, x.strides, tuple(None if a is None else r(a)
-                                        for a, r in zip(args, readers)))
-        view = views.get(key)
-        if view is None:
-            if len(views) >= 64:  # many shapes (dynamic ones): start over
-                views.clear()
-            view = views[key] = nested_view(x.shape, x.strides, steps_of(x.shape, args)) \
-                or False
+        shape, strides = x.shape, x.strides
+        seen = last[0]
+        # The same layout and the same argument objects as the last call (a plan's host
+        # values are the same objects from run to run): its view, with no key built.
+        if seen is not None and seen[0] == shape and seen[1] == strides and \
+                len(args) == len(seen[2]) and \
+                (not args or all(a is b for a, b in zip(args, seen[2]))):
+            view = seen[3]
+        else:
+            key = (shape, strides, tuple(None if a is None else r(a)
+                                         for a, r in zip(args, readers)))
+            view = views.get(key)
+            if view is None:
+                if len(views) >= 64:  # many shapes (dynamic ones): start over
+                    views.clear()
+                view = views[key] = nested_view(shape, strides, steps_of(shape, args)) \
+                    or False
+            last[0] = (shape, strides, args, view)
         if view:
             return (_core._as_strided(x, *view),)
         at = 0
