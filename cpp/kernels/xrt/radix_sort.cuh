@@ -304,7 +304,8 @@ __device__ void pass(const T* in, void* out, const uint32_t* in_index, uint32_t*
     const unsigned peers = *word;
     const int leader = __ffs(peers) - 1;
     uint32_t before = 0;
-    if (lane == leader) before = atomicAdd(&warp_counts[warp * kDigits + d], uint32_t(__popc(peers)));
+    if (lane == leader)
+      before = atomicAdd(&warp_counts[warp * kDigits + d], uint32_t(__popc(peers)));
     before = __shfl_sync(0xffffffffu, before, leader);  // every lane has read its word
     if (lane == leader) *word = 0;
     __syncwarp();

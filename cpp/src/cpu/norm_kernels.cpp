@@ -246,7 +246,9 @@ template <class T> struct Operand4 {
   explicit Operand4(const Tensor& t) : data(reinterpret_cast<const T*>(t.data())) {
     for (int d = 0; d < 4; ++d) s[d] = t.strides()[d];
   }
-  const T* at(int64_t b, int64_t h, int64_t i) const { return data + b * s[0] + h * s[1] + i * s[2]; }
+  const T* at(int64_t b, int64_t h, int64_t i) const {
+    return data + b * s[0] + h * s[1] + i * s[2];
+  }
 };
 
 template <class T> void attention_typed(const KernelCall& call) {
