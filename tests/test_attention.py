@@ -115,7 +115,7 @@ def test_kernels_are_registered_for_both_devices():
 
 ROWS_CASES = [  # (B, H, Sq, Skv, D, Dv): tile edges on every axis
     (1, 4, 64, 64, 64, 64), (2, 3, 7, 13, 5, 9), (1, 1, 1, 1, 1, 1), (1, 2, 100, 33, 40, 70),
-    (3, 1, 5, 70, 16, 8), (1, 2, 33, 1, 3, 2), (2, 5, 9, 40, 64, 64)]
+    (3, 1, 5, 70, 16, 8), (1, 2, 33, 1, 3, 2), (2, 5, 9, 40, 64, 64), (2, 3, 7, 5, 1, 6)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -191,8 +191,7 @@ def test_rows_kernel_edges_nan_rows_empty_and_half():
     assert np.isnan(out[:, :, 2]).all() and not np.isnan(out[:, :, :2]).any()
     none = sdpa(*on("cpu", q[:, :, :0], k, v))  # no queries
     assert none.shape == (1, 2, 0, 6)
-    nokeys = np.asarray(_core._attention_rows(*on("cpu", q, k[:, :, :0], v[:, :, :0]), None,
-                                              False, 0.5))
+    nokeys = np.asarray(sdpa(*on("cpu", q, k[:, :, :0], v[:, :, :0])))
     assert nokeys.shape == (1, 2, 3, 6) and np.isnan(nokeys).all()
     with xrt.explain() as log:  # float16 is the math kernel's on the CPU
         half = sdpa(*on("cpu", *(t.astype(np.float16) for t in (q, k, v))))
@@ -212,18 +211,32 @@ def test_rows_kernel_long_keys_take_a_scratch_of_their_own():
 
 def test_rows_kernel_errors():
     q = xrt.ones((1, 2, 3, 4), dtype=xrt.float32)
+    o = xrt.empty((1, 2, 3, 4), dtype=xrt.float32)
     with pytest.raises(ValueError, match="4-D"):
-        _core._attention_rows(xrt.ones((2, 3, 4)), q, q, None, False, 1.0)
+        _core._attention_rows(xrt.ones((2, 3, 4)), q, q, None, False, 1.0, o)
     with pytest.raises(TypeError, match="float64, the query float32"):
-        _core._attention_rows(q, xrt.ones((1, 2, 3, 4), dtype=xrt.float64), q, None, False, 1.0)
+        _core._attention_rows(q, xrt.ones((1, 2, 3, 4), dtype=xrt.float64), q, None, False, 1.0,
+                              o)
     with pytest.raises(TypeError, match="float32 or float64"):
         h = xrt.ones((1, 2, 3, 4), dtype=xrt.float16)
-        _core._attention_rows(h, h, h, None, False, 1.0)
+        _core._attention_rows(h, h, h, None, False, 1.0, xrt.empty_like(h))
     with pytest.raises(ValueError, match="do not fit"):
         _core._attention_rows(q, xrt.ones((1, 2, 5, 4), dtype=xrt.float32),
-                              xrt.ones((1, 2, 6, 4), dtype=xrt.float32), None, False, 1.0)
+                              xrt.ones((1, 2, 6, 4), dtype=xrt.float32), None, False, 1.0, o)
     with pytest.raises(ValueError, match="mask must be"):
-        _core._attention_rows(q, q, q, xrt.ones((1, 2, 3, 2), dtype=xrt.float32), False, 1.0)
+        _core._attention_rows(q, q, q, xrt.ones((1, 2, 3, 2), dtype=xrt.float32), False, 1.0,
+                              o)
+    bad_outs = [xrt.empty((1, 2, 3, 5), dtype=xrt.float32),  # shape
+                xrt.empty((1, 2, 3, 4), dtype=xrt.float64),  # dtype
+                xrt.matrix_transpose(xrt.empty((1, 2, 4, 3), dtype=xrt.float32)),  # last stride
+                xrt.broadcast_to(xrt.empty((1, 1, 3, 4), dtype=xrt.float32), (1, 2, 3, 4))]
+    for bad in bad_outs:
+        with pytest.raises(ValueError, match="out must be"):
+            _core._attention_rows(q, q, q, None, False, 1.0, bad)
+    with pytest.raises(ValueError, match="must be 4-D"):
+        _core._attention_output(xrt.ones((2, 3, 4)), 4)
+    np.testing.assert_allclose(np.asarray(_core._attention_rows(q, q, q, None, False, 1.0, o)),
+                               np.ones((1, 2, 3, 4)))  # the session goes on
 
 
 def test_cudnn_plan_checks_its_spec_before_loading_cudnn():

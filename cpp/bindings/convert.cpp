@@ -396,12 +396,15 @@ void bind_convert(nb::module_& m) {
                          static_cast<Activation>(activation));
   }, nb::arg("x"), nb::arg("packed"), nb::arg("out_features"), nb::arg("bias").none(),
      nb::arg("activation"));
-  // xrt.nn.scaled_dot_product_attention's CPU kernel "rows" (Note [CPU attention]).
+  // xrt.nn.scaled_dot_product_attention's output layout, and its CPU kernel "rows" (Note
+  // [CPU attention]).
+  m.def("_attention_output", &empty_attention_output, nb::arg("q"), nb::arg("dv"));
   m.def("_attention_rows", [](const Tensor& q, const Tensor& k, const Tensor& v,
-                              std::optional<Tensor> mask, bool causal, double scale) {
-    return attention_rows(q, k, v, mask ? &*mask : nullptr, causal, scale);
+                              std::optional<Tensor> mask, bool causal, double scale, Tensor out) {
+    attention_rows(q, k, v, mask ? &*mask : nullptr, causal, scale, out);
+    return out;
   }, nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("mask").none(), nb::arg("causal"),
-     nb::arg("scale"));
+     nb::arg("scale"), nb::arg("out"));
   // xpuruntime.nn's row ops (Note [Row ops]); the Python side checks the argument types.
   m.def("_softmax", [](nb::handle x, int64_t axis, bool log) {
     return softmax(tensor_arg(x, log ? "log_softmax: x" : "softmax: x"), axis, log);

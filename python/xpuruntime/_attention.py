@@ -85,11 +85,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, is_causal=Fa
     if attn_mask is not None and is_causal:
         raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
     if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+        scale = _default_scale(q)
     elif isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise TypeError(f"scaled_dot_product_attention: scale must be a real number, got "
                         f"{type(scale).__name__}")
-    mask = None if attn_mask is None else _additive_mask(attn_mask, q, k)
+    mask = None if attn_mask is None else additive_mask(attn_mask, q, k)
     return attend(q, k, v, mask, bool(is_causal), float(scale))
 
 
@@ -104,6 +104,10 @@ def attend(q, k, v, mask, is_causal, scale):
     args = (q4, k4, v4, m4, is_causal, scale)
     out = _core._run_selected("attention", inputs, [q4], lambda kernel: _run(kernel, args))
     return out if len(lead) == 2 else _core.reshape(out, lead + out.shape[-2:])
+
+
+def _default_scale(q):
+    return 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
 
 
 def _run(kernel, args):
@@ -122,7 +126,7 @@ def _run(kernel, args):
 _FLOATING = (_core.float16, _core.bfloat16, _core.float32, _core.float64)
 
 
-def _additive_mask(mask, q, k):
+def additive_mask(mask, q, k):
     if not isinstance(mask, _core.Tensor):
         raise TypeError(f"scaled_dot_product_attention: attn_mask must be a Tensor or None, "
                         f"got {type(mask).__name__}")
@@ -218,28 +222,9 @@ def _layout(t):
     return list(t.shape) + list(t.strides)
 
 
-def _output_layout(q, shape):
-    """The output's layout in q's order of strides, as PyTorch's fused attention lays it out:
-    (its shape in memory order, the permutation back to `shape`, None when that is the
-    order). For heads split from a [batch, tokens, heads, dim] layout (exporters'
-    transposes) the output is that layout again, and merging the heads back is a view."""
-    if q.strides[3] == 1:
-        # Size-1 axes first: their strides mean nothing.
-        order = sorted(range(4), key=lambda d: (-q.strides[d] if q.shape[d] > 1 else -math.inf,
-                                                d))
-        if order != [0, 1, 2, 3]:
-            return tuple(shape[d] for d in order), tuple(order.index(d) for d in range(4))
-    return tuple(shape), None
-
-
-def _empty_output(layout, dtype, device):
-    dense_shape, perm = layout
-    out = _core.empty(dense_shape, dtype=dtype, device=device)
-    return out if perm is None else _core.permute_dims(out, perm)
-
-
 # (dtype, device, causal, each operand's shape and strides) -> (plan id, workspace bytes,
-# the output's layout (_output_layout), statistics shape or None):
+# statistics shape or None). The output takes the query's layout (_core._attention_output,
+# as PyTorch's fused attention: merging heads split from [B, S, H, D] is a view):
 # a call whose operands are aligned and laid out as a previous call's runs that plan with no
 # layouts rebuilt (about half of the call's host time).
 _cudnn_plans = {}
@@ -251,9 +236,9 @@ def _cudnn(q, k, v, mask, is_causal, scale):
     entry = _cudnn_plans.get(key)
     if entry is None or any(t._data_ptr() % 16 for t in operands):
         return _cudnn_planned(q, k, v, mask, is_causal, scale, key)
-    plan, workspace, layout, stats_shape = entry
+    plan, workspace, stats_shape = entry
     device = q.device
-    out = _empty_output(layout, q.dtype, device)
+    out = _core._attention_output(q, v.shape[-1])
     stats = None if stats_shape is None else \
         _core.empty(stats_shape, dtype=_core.float32, device=device)
     space = _core.empty((workspace,), dtype=_core.uint8, device=device)
@@ -274,8 +259,7 @@ def _cudnn_planned(q, k, v, mask, is_causal, scale, key):
         mask = _cudnn_ready(mask)
     b, h, sq, _ = q.shape
     device = q.device
-    layout = _output_layout(q, (b, h, sq, v.shape[-1]))
-    out = _empty_output(layout, q.dtype, device)
+    out = _core._attention_output(q, v.shape[-1])
     tensors = [q, k, v, out] + ([mask] if mask is not None else [])
     layouts = []
     for t in tensors:
@@ -297,7 +281,7 @@ def _cudnn_planned(q, k, v, mask, is_causal, scale, key):
     if all(a is b for a, b in zip(given, (q, k, v, mask)) if a is not None):
         if len(_cudnn_plans) >= 256:  # many shapes (dynamic ones): start over
             _cudnn_plans.clear()
-        _cudnn_plans[key] = (plan, max(workspace, 1), layout,
+        _cudnn_plans[key] = (plan, max(workspace, 1),
                              None if stats is None else tuple(stats.shape))
     return out
 
@@ -317,13 +301,14 @@ def _cudnn_supports(q, k, v, mask=None):
 
 
 def _registry_cudnn(q, k, v, *rest):
-    return _cudnn(q, k, v, None, False, 1.0 / math.sqrt(q.shape[-1]))
+    return _cudnn(q, k, v, None, False, _default_scale(q))
 
 
 def _rows(q, k, v, mask, is_causal, scale):
     if mask is not None:  # its own last two axes may broadcast too
         mask = _core.broadcast_to(mask, q.shape[:-1] + (k.shape[-2],))
-    return _core._attention_rows(q, k, v, mask, is_causal, scale)
+    return _core._attention_rows(q, k, v, mask, is_causal, scale,
+                                 _core._attention_output(q, v.shape[-1]))
 
 
 def _rows_supports(q, k, v, mask=None):
@@ -332,12 +317,11 @@ def _rows_supports(q, k, v, mask=None):
 
 
 def _registry_rows(q, k, v, *rest):
-    return _core._attention_rows(q, k, v, None, False,
-                                 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0)
+    return _rows(q, k, v, None, False, _default_scale(q))
 
 
 def _registry_math(q, k, v, *rest):
-    return _math(q, k, v, None, False, 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0)
+    return _math(q, k, v, None, False, _default_scale(q))
 
 
 def register_kernels():

@@ -28,12 +28,18 @@ std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& residual,
                                    int64_t normalized_ndim, const Tensor* weight,
                                    const Tensor* bias, double eps, bool rms);
 
-/// softmax(q·kᵀ·scale + mask)·v in one kernel (Note [CPU attention]): q [B, H, Sq, D],
+/// An uninitialised [B, H, Sq, dv] for the attention of a 4-D query q, laid out in q's order
+/// of axes (size-1 axes first, the last axis last), as PyTorch's fused attention lays its
+/// output out: for heads split from a [B, S, H, D] layout (exporters' transposes) it is
+/// [B, S, H, dv] in memory, and merging the heads back is a view. ValueError unless q is 4-D.
+Tensor empty_attention_output(const Tensor& q, int64_t dv);
+
+/// out = softmax(q·kᵀ·scale + mask)·v in one kernel (Note [CPU attention]): q [B, H, Sq, D],
 /// k [B, H, Skv, D], v [B, H, Skv, Dv], an additive mask [B, H, Sq, Skv] (any strides, zero
-/// ones for broadcasting) or none, causal: query i sees keys 0..i. float32 or float64;
-/// returns [B, H, Sq, Dv] laid out in the query's order of axes (dense; for heads split
-/// from [B, S, H, D], [B, S, H, Dv] in memory). A row whose keys are all masked gives NaN.
-Tensor attention_rows(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
-                      bool causal, double scale);
+/// ones for broadcasting) or none, causal: query i sees keys 0..i. float32 or float64; out
+/// is [B, H, Sq, Dv], writable, any strides on its first three axes, the last contiguous.
+/// A row whose keys are all masked gives NaN.
+void attention_rows(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                    bool causal, double scale, Tensor& out);
 
 }  // namespace xrt

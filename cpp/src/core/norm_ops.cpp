@@ -24,7 +24,9 @@
 // pass over the scores in memory; here the 4 heads take 21 us. The operations and their
 // order are the composed form's (the product, times scale, plus the mask, then the row
 // softmax, masked keys getting 0); the products' summation order differs from BLAS's, as
-// BLAS's differs between its own kernels.
+// BLAS's differs between its own kernels. The caller lays the output out (any strides on
+// the first three axes, the last contiguous); empty_attention_output gives the query's order
+// of axes, the layout the cudnn kernel writes too.
 #include "xpuruntime/norm.h"
 
 #include <algorithm>
@@ -178,8 +180,30 @@ std::pair<Tensor, Tensor> add_norm(const Tensor& x, const Tensor& residual,
   return {out, sum};
 }
 
-Tensor attention_rows(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
-                      bool causal, double scale) {
+Tensor empty_attention_output(const Tensor& q, int64_t dv) {
+  if (q.ndim() != 4)
+    throw ValueError("attention output: the query must be 4-D [B, H, S, D], got shape " +
+                     shape_str(q.shape()));
+  const Dims& qs = q.shape();
+  const Dims shape{qs[0], qs[1], qs[2], dv};
+  Dims order{0, 1, 2, 3};
+  if (q.strides()[3] == 1) {
+    auto key = [&](int64_t a) {  // size-1 axes first: their strides mean nothing
+      return qs[a] > 1 ? q.strides()[a] : std::numeric_limits<int64_t>::max();
+    };
+    std::stable_sort(order.begin(), order.begin() + 3,
+                     [&](int64_t a, int64_t b) { return key(a) > key(b); });
+  }
+  Dims dense(4), inverse(4);
+  for (int a = 0; a < 4; ++a) {
+    dense[a] = shape[order[a]];
+    inverse[order[a]] = a;
+  }
+  return empty(dense, q.dtype(), q.device()).permute(inverse);
+}
+
+void attention_rows(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
+                    bool causal, double scale, Tensor& out) {
   const Tensor* operands[] = {&q, &k, &v, mask};
   const char* names[] = {"query", "key", "value", "mask"};
   for (int i = 0; i < 4; ++i) {
@@ -208,29 +232,17 @@ Tensor attention_rows(const Tensor& q, const Tensor& k, const Tensor& v, const T
     throw ValueError("attention_rows: the mask must be [B, H, Sq, Skv] = " +
                      shape_str(Dims{qs[0], qs[1], qs[2], ks[2]}) + ", got " +
                      shape_str(mask->shape()));
-  // The output in the query's order of axes (its last axis last), as cuDNN's and PyTorch's
-  // fused attention lay it out: for heads split from [B, S, H, D] (exporters' transposes)
-  // it is [B, S, H, Dv] in memory, and merging the heads back is a view.
   const Dims shape{qs[0], qs[1], qs[2], vs[3]};
-  Dims order{0, 1, 2, 3};
-  if (q.strides()[3] == 1) {
-    auto key = [&](int64_t a) {  // size-1 axes first: their strides mean nothing
-      return qs[a] > 1 ? q.strides()[a] : std::numeric_limits<int64_t>::max();
-    };
-    std::stable_sort(order.begin(), order.begin() + 3,
-                     [&](int64_t a, int64_t b) { return key(a) > key(b); });
-  }
-  Dims dense(4), inverse(4);
-  for (int a = 0; a < 4; ++a) {
-    dense[a] = shape[order[a]];
-    inverse[order[a]] = a;
-  }
-  Tensor out = empty(dense, q.dtype(), q.device()).permute(inverse);
-  if (out.numel() == 0) return out;
+  if (!(out.shape() == shape) || out.dtype() != q.dtype() || !(out.device() == q.device()) ||
+      (vs[3] > 1 && out.strides()[3] != 1) || out.readonly())
+    throw ValueError("attention_rows: out must be a writable " + name_of(q.dtype()) + " " +
+                     shape_str(shape) + " on the query's device with a last stride of 1");
+  if (out.numel() == 0) return;
   if (ks[2] == 0) {  // no keys: the softmax of an empty row, as composed
     Tensor nan = full(Dims{}, Scalar::from_float(std::numeric_limits<double>::quiet_NaN()),
                       q.dtype(), q.device());
-    return contiguous(broadcast_to(nan, out.shape()));
+    copy_into(out, broadcast_to(nan, shape));
+    return;
   }
   OpAttrs attrs;
   attrs.value = Scalar::from_float(scale);
@@ -238,7 +250,6 @@ Tensor attention_rows(const Tensor& q, const Tensor& k, const Tensor& v, const T
   const Tensor* in[] = {&q, &k, &v, mask};
   KernelCall call{in, mask ? 4 : 3, &out, 1, &attrs};
   dispatch(op_id("attention_rows"), call);
-  return out;
 }
 
 }  // namespace xrt

@@ -3,8 +3,8 @@
 where it computes the same (``_fused``: 16-bit floats on CUDA, no mask but a top-left causal
 one) and else on the unfused path (two matmuls around a softmax whose fully masked rows give
 zeros, as ONNX wants), and the ``xpuruntime:ScaledDotProductAttention`` node of the
-``attention`` fusion on ``xrt.nn.scaled_dot_product_attention`` (cuDNN's fused kernel in
-16-bit floats).
+``attention`` fusion on ``xrt.nn.scaled_dot_product_attention``'s kernels (cuDNN's fused
+kernel in 16-bit floats on CUDA, the ``rows`` kernel for float32 and float64 on the CPU).
 
 The two ONNX operators share the helpers below; what differs is layout (3-D inputs are
 split into heads here), masks (ONNX: boolean or additive, -inf; ORT: a key padding mask
@@ -223,13 +223,12 @@ def _fused_attention(node):
         # The fused kernels are cuDNN's for 16-bit floats on CUDA and the CPU's "rows" for
         # float32 and float64 (Note [CPU attention]); CUDA's other dtypes and broadcasting
         # operands take the ops the fusion replaced, without the op's dispatch.
+        # The plan typed and placed the operands: the op without its argument checks.
         if (q.dtype in _HALF or q.device.type == "cpu") and q.ndim == k.ndim == v.ndim and \
                 q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
-            if mask is None:  # operands the plan typed and placed: the op without its checks
-                return (attention_kernels.attend(q, k, v, None, kind == "causal",
-                                                 float(factor)),)
-            return (xrt.nn.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, is_causal=kind == "causal", scale=factor),)
+            if mask is not None:
+                mask = attention_kernels.additive_mask(mask, q, k)
+            return (attention_kernels.attend(q, k, v, mask, kind == "causal", float(factor)),)
         scores = xrt.multiply(xrt.matmul(q, kt), factor)
         if kind == "add":
             scores = xrt.add(scores, mask)
