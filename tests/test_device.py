@@ -411,6 +411,26 @@ def test_to_device_stream_must_be_None_between_cpu_tensors():
 
 
 @cuda
+def test_a_blocking_stream_and_the_legacy_stream_order_each_other(torch):
+    """What the ORT engine relies on (Note [ORT on our stream]): no events between them."""
+    b = xrt._core._cuda._blocking_stream()
+    assert b.ptr not in (0, 1, 2) and b != xrt.cuda.Stream()
+    x = _zeros_on_gpu(1 << 16)
+    legacy = torch.cuda.default_stream()
+    with torch.cuda.stream(legacy):                 # the legacy stream writes late
+        torch.cuda._sleep(SLEEP_CYCLES)
+        torch.from_dlpack(x).fill_(3.0)
+    with torch.cuda.stream(torch_stream(torch, b)):  # b reads after it, then writes late
+        y = torch.from_dlpack(x) * 2.0
+        torch.cuda._sleep(SLEEP_CYCLES)
+        y.add_(1.0)
+    back = np.asarray(xrt.from_dlpack(y).to_device("cpu", stream=xrt.cuda.Stream.null))
+    assert (back == 7.0).all()                      # the legacy stream read after b's write
+    del b
+    assert xrt.cuda.Stream().ptr != xrt._core._cuda._blocking_stream().ptr  # pooled apart
+
+
+@cuda
 def test_to_device_runs_on_the_given_stream(torch):
     s = xrt.cuda.Stream()
     x = _zeros_on_gpu(1 << 16)

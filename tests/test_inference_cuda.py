@@ -81,12 +81,42 @@ def test_ort_waits_for_a_producer_still_writing_on_another_stream(model):
     x_host = np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32)
     for _ in range(3):
         x = torch.zeros(8, 64, device="cuda")
+        src = torch.from_numpy(x_host).cuda()
         torch.cuda.synchronize()
         with torch.cuda.stream(side):
             torch.cuda._sleep(100_000_000)          # ~50 ms of a busy producer
-            x.copy_(torch.from_numpy(x_host).cuda(non_blocking=False))
+            x.copy_(src)                            # queued behind the sleep
             out = sess.run({"x": x})["y"]          # imported on side's schedule
         np.testing.assert_allclose(_host(out), reference(x_host), rtol=1e-4, atol=1e-4)
+
+
+def test_ort_waits_for_a_producer_on_the_legacy_stream_without_events(model):
+    """Note [ORT on our stream]: ORT's stream is a blocking one, so a caller on the legacy
+    default stream (ours and torch's default) is ordered by CUDA itself: no event is
+    recorded, and ORT still reads what the busy producer writes, and the caller's next
+    work reads what ORT wrote."""
+    _ort_cuda()
+    torch = pytest.importorskip("torch")
+    proto, reference = model
+    sess = xrt.InferenceSession(proto, device="cuda:0", engine="onnxruntime")
+    assert xrt.cuda.current_stream().ptr == 0 and torch.cuda.current_stream().cuda_stream == 0
+    lane = sess._engine._lane()
+
+    class Refuse:
+        def record(self, stream):
+            raise AssertionError("an event was recorded on the legacy stream's path")
+    lane.ready = lane.done = Refuse()
+    x_host = np.random.default_rng(3).standard_normal((8, 64)).astype(np.float32)
+    for _ in range(3):
+        x = torch.zeros(8, 64, device="cuda")
+        src = torch.from_numpy(x_host).cuda()
+        torch.cuda.synchronize()
+        torch.cuda._sleep(100_000_000)              # ~50 ms of a busy producer
+        x.copy_(src)                                # queued behind the sleep
+        out = sess.run({"x": x})["y"]
+        doubled = out * 2.0                         # the legacy stream reads ORT's output
+        np.testing.assert_allclose(_host(doubled), 2 * reference(x_host), rtol=1e-4,
+                                   atol=1e-4)
 
 
 def test_ort_waits_for_our_own_stream(model):

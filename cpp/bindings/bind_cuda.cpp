@@ -131,6 +131,11 @@ void bind_streams(nb::module_& m, nb::module_& core) {
   m.attr("current_stream") = core.attr("current_stream");
   m.attr("default_stream") = core.attr("default_stream");
   m.attr("set_stream") = core.attr("set_stream");
+  m.def("_blocking_stream", [](nb::handle device) {
+    return cuda::create_blocking_stream(cuda_index(device));
+  }, nb::arg("device").none() = nb::none(),
+     "A new blocking stream: it and the legacy default stream wait for each other's work, "
+     "so a library running on it needs no events against callers on the legacy stream.");
   m.def("ExternalStream", &external_stream, nb::arg("ptr"), nb::arg("device").none() = nb::none(),
         "A Stream over a foreign handle (an int, or an object with __cuda_stream__); never "
         "destroyed here.");

@@ -24,6 +24,7 @@ namespace {
 struct PooledHandle {
   CUstream handle;
   int device, priority;
+  bool blocking;
 };
 
 struct StreamPool {
@@ -81,7 +82,9 @@ thread_local std::array<Stream, kMaxDevices> current_objects;
 
 // ---- Streams --------------------------------------------------------------------------
 
-Stream create_stream(int device, int priority) {
+namespace {
+
+Stream pooled_stream(int device, int priority, bool blocking) {
   activate(device);
   int p = clamp_priority(device, priority);
   CUstream handle = nullptr;
@@ -90,17 +93,24 @@ Stream create_stream(int device, int priority) {
     auto& idle = pool().idle;
     // The most recently released first: its memory is the warmest.
     auto it = std::find_if(idle.rbegin(), idle.rend(), [&](const PooledHandle& h) {
-      return h.device == device && h.priority == p;
+      return h.device == device && h.priority == p && h.blocking == blocking;
     });
     if (it != idle.rend()) {
       handle = it->handle;
       idle.erase(std::next(it).base());
     }
   }
-  if (!handle) XRT_CU(cuStreamCreateWithPriority, &handle, CU_STREAM_NON_BLOCKING, p);
+  if (!handle)
+    XRT_CU(cuStreamCreateWithPriority, &handle, blocking ? 0u : CU_STREAM_NON_BLOCKING, p);
   return Stream(Device::cuda(device), handle,
-                std::make_shared<Owner>(PooledHandle{handle, device, p}));
+                std::make_shared<Owner>(PooledHandle{handle, device, p, blocking}));
 }
+
+}  // namespace
+
+Stream create_stream(int device, int priority) { return pooled_stream(device, priority, false); }
+
+Stream create_blocking_stream(int device) { return pooled_stream(device, 0, true); }
 
 Stream borrow_stream(int device, CUstream handle) {
   return Stream(Device::cuda(device), handle == CU_STREAM_LEGACY ? nullptr : handle);

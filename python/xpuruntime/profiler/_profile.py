@@ -207,6 +207,11 @@ class _EngineRun:
         return False
 
 
+def quiet():
+    """True when an engine run needs no range: no profile is active and NVTX is off."""
+    return _active is None and not _p.nvtx_on()
+
+
 def engine_run(session, tensors):
     """Used by InferenceSession.run: ``with engine_run(self, tensors): ...``."""
     return _EngineRun(session, tensors)

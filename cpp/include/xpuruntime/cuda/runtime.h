@@ -61,5 +61,9 @@ void synchronize_device(int device);
 Stream external_stream(uintptr_t handle, int device = -1);
 /// The per-thread default stream of device.
 Stream per_thread_default_stream(int device);
+/// A new blocking stream of device (pooled like the others): the legacy default stream
+/// waits for its work and it for the legacy stream's, so the two need no events between
+/// them (Note [ORT on our stream]).
+Stream create_blocking_stream(int device);
 
 }  // namespace xrt::cuda

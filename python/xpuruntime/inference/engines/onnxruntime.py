@@ -12,13 +12,20 @@ changed since the last run.
 
 Note [ORT on our stream]: on CUDA, ORT's compute stream is fixed when the session is built
 (``user_compute_stream``) and ORT ignores a 0 handle, so the engine gives ORT a stream of its
-own and orders it against the caller's current stream with two events per run: ORT waits for
-everything queued before ``run`` (producers of the inputs included, whichever library queued
-them: ORT itself never waits, its issues #26609 and #10299), and the caller's stream waits for
-ORT before anything reads the outputs. Run is made asynchronous
-(``disable_synchronize_execution_providers``): the host does not wait for the GPU.
-Inputs are marked as used on ORT's stream, so the caching allocator does not hand their
-memory to someone else while ORT may still read it.
+own and orders it against the caller's current stream: ORT waits for everything queued before
+``run`` (producers of the inputs included, whichever library queued them: ORT itself never
+waits, its issues #26609 and #10299), and the caller's stream waits for ORT before anything
+reads the outputs. Run is made asynchronous (``disable_synchronize_execution_providers``): the
+host does not wait for the GPU.
+- ORT's stream is a blocking one. A caller on the legacy default stream (xpuruntime's and
+  torch's default) then needs nothing more: the legacy stream waits for all work queued
+  before on blocking streams, and they for its. That also covers the inputs' memory: whoever
+  reuses it after the caller frees it queues behind ORT's reads.
+- A caller on another stream costs two events per run (ORT's stream waits for the caller's,
+  then the caller's for ORT's), and the inputs are marked as used on ORT's stream, so the
+  caching allocator does not hand their memory to someone else while ORT may still read it.
+- With ORT's CUDA graphs the stream is a non-blocking one and every run takes the events: a
+  capture on a blocking stream fails when any thread touches the legacy stream meanwhile.
 """
 
 import os
@@ -217,7 +224,13 @@ class OnnxRuntimeEngine(Engine):
         if self.target.kind == "cpu":
             return ["CPUExecutionProvider"]
         device = self.target.device
-        self._stream = _core._cuda.Stream(device)
+        graphs = self.exec_policy.cuda_graphs and self._graph_output_shapes() is not None
+        # Note [ORT on our stream]: a blocking stream needs no events against callers on the
+        # legacy default stream. Not while ORT captures graphs: a capture on a blocking
+        # stream fails when any thread touches the legacy stream meanwhile.
+        self._stream = _core._cuda.Stream(device) if graphs else _core._cuda._blocking_stream(
+            device)
+        self._blocking = not graphs
         # TF32 follows the kernel policy, as for our own matmuls: ORT's CUDA provider rounds
         # float32 products to TF32 unless told not to (use_tf32, on by default).
         tf32 = bool(getattr(self.kernel_policy, "allow_tf32", False))
@@ -228,7 +241,7 @@ class OnnxRuntimeEngine(Engine):
         self.notes.append(f"TF32 {'allowed' if tf32 else 'off'} for float32 products "
                           "(KernelPolicy.allow_tf32)")
         if self.exec_policy.cuda_graphs:
-            if self._graph_output_shapes() is None:
+            if not graphs:
                 self.unhonoured.append("cuda_graphs: ORT replays a graph only for fixed shapes; "
                                        "give ExecutionPolicy input_shapes to fix them")
             else:
@@ -301,29 +314,39 @@ class OnnxRuntimeEngine(Engine):
         self._out_info = {o.name: o for o in self.outputs}
         self._fixed_out = {o.name: o.shape for o in self.outputs
                            if all(isinstance(d, int) and d >= 0 for d in o.shape)}
+        self._all_fixed = len(self._fixed_out) == len(self.outputs)
 
     # Running.
 
     def run(self, feeds, output_names):
         lane = self._lane()
         bound = lane.bound
-        bind_input = lane.c.bind_input
+        shapes = []
         for name, t in feeds.items():
-            key = (t._data_ptr(), t.shape, t.dtype)
+            shape = t.shape
+            key = (t._data_ptr(), shape, t.dtype)
             if bound.get(name) != key:
-                bind_input(name, ONNX_OF_DTYPE[t.dtype], t.shape, key[0])
+                lane.c.bind_input(name, ONNX_OF_DTYPE[t.dtype], shape, key[0])
                 bound[name] = key
-        shapes_key = tuple([t.shape for t in feeds.values()])
+            shapes.append(shape)
+        shapes_key = tuple(shapes)
         learned = self._out_shapes.get(shapes_key)
-        if self._stream is not None:
+        ordered = self._stream is not None
+        if ordered:
             current = _core._cuda.current_stream(self.target.device)
             if getattr(self, "_graph_shapes", None) is not None:
                 with self._graph_lock:
                     return self._graph_round_trip(feeds, output_names, current)
+            # The legacy default stream and ORT's blocking one order themselves.
+            ordered = not (self._blocking and current.ptr == 0)
+        if ordered:
             lane.ready.record(current)
             self._stream.wait_event(lane.ready)
-        results = self._run_bound(lane, output_names, learned)
-        if self._stream is not None:
+        # A plan only for shapes that are known before the run: fixed, or learned.
+        plan_key = ((shapes_key, tuple(output_names))
+                    if learned is not None or self._all_fixed else None)
+        results = self._run_bound(lane, output_names, learned, plan_key)
+        if ordered:
             lane.done.record(self._stream)
             current.wait_event(lane.done)
             for t in feeds.values():
@@ -354,9 +377,23 @@ class OnnxRuntimeEngine(Engine):
             current.wait_event(lane.done)
         return [_core.asarray(outputs[name], copy=True) for name in output_names]
 
-    def _run_bound(self, lane, output_names, learned, retry=False):
+    def _run_bound(self, lane, output_names, learned, plan_key, retry=False):
         calls = lane.c
         calls.clear_outputs()
+        plan = None if retry else lane.plans.get(plan_key)
+        if plan is not None:
+            # The outputs were all ours last time for these shapes (Note [ORT IO binding]).
+            device, bind_output, ours = self.target.device, calls.bind_output, []
+            for name, shape, dtype, onnx_type in plan:
+                t = _core.empty(shape, dtype=dtype, device=device)
+                bind_output(name, onnx_type, shape, t._data_ptr())
+                ours.append(t)
+            try:
+                calls.run(self._run_options)
+            except Exception:
+                lane.plans.clear()
+                return self._run_bound(lane, output_names, learned, None)
+            return ours
         ours = {}
         device = self.target.device
         for name in output_names:
@@ -374,13 +411,16 @@ class OnnxRuntimeEngine(Engine):
             if ours:
                 # ORT refused an output we bound: its shape depends on the data. Run again
                 # with ORT allocating it, and never pre-bind it again.
-                results = self._run_bound(lane, output_names, None, retry=True)
+                results = self._run_bound(lane, output_names, None, None, retry=True)
                 self._data_dependent.update(ours)
                 return results
             lane.bound.clear()
             raise _core.XpuRuntimeError(f"ONNX Runtime failed to run the model: "
                                         f"{first_line(e)}") from None
         if len(ours) == len(output_names):
+            if plan_key is not None:
+                lane.plans[plan_key] = [(n, ours[n].shape, ours[n].dtype,
+                                         self._out_info[n].onnx_type) for n in output_names]
             return [ours[name] for name in output_names]
         values = calls.get_outputs()
         return [ours[name] if name in ours else self._adopt(value, self._out_info[name])
