@@ -108,6 +108,13 @@ void bind_tensor(nb::module_& m) {
       .def("_is_readonly", &Tensor::readonly)
       .def("_is_contiguous", &Tensor::is_contiguous)
       .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); })
+      .def("_shape_if", [](const Tensor& t, nb::handle dtype, const Device& device) -> nb::object {
+        if (t.dtype() != dtype_arg(dtype) || t.device() != device || !t.is_contiguous())
+          return nb::none();
+        return shape_tuple(t.shape());
+      }, nb::arg("dtype"), nb::arg("device"),
+         "The shape when the tensor has dtype, lives on device and is C-contiguous, else "
+         "None: the inference session's input check in one call (Note [Session overhead]).")
       .def("_reinterpret", [](const Tensor& t, nb::handle dtype) {
         DType d = dtype_arg(dtype);
         if (itemsize(d) != t.itemsize())

@@ -227,16 +227,17 @@ class _InputCheck:
         self.accepted = None        # the last shape that passed the checks
 
     def take(self, value, session):
-        device = self.device
-        if (type(value) is _Tensor and value.dtype == self.dtype and value.device == device
-                and value._is_contiguous()):
-            tensor = value
-            session._last_io[self.name] = "zero-copy"
-        else:
-            tensor = self._convert(value, device, session)
-        shape = tensor.shape
-        if shape == self.accepted:
-            return tensor
+        if type(value) is _Tensor and self.dtype is not None:
+            shape = value._shape_if(self.dtype, self.device)
+            if shape is not None:
+                session._last_io[self.name] = "zero-copy"
+                if shape == self.accepted:
+                    return value
+                return self._check_shape(value, shape)
+        tensor = self._convert(value, self.device, session)
+        return self._check_shape(tensor, tensor.shape)
+
+    def _check_shape(self, tensor, shape):
         if self.rank is not None and len(shape) != self.rank:
             raise ValueError(f"input {self.name!r} must have rank {self.rank} "
                              f"(shape {_dims(self.info.shape)}), got shape {shape}")

@@ -323,8 +323,10 @@ class OnnxRuntimeEngine(Engine):
         bound = lane.bound
         shapes = []
         for name, t in feeds.items():
+            # An input's dtype is the model's (the session checked it): pointer and shape
+            # say whether the binding still holds.
             shape = t.shape
-            key = (t._data_ptr(), shape, t.dtype)
+            key = (t._data_ptr(), shape)
             if bound.get(name) != key:
                 lane.c.bind_input(name, ONNX_OF_DTYPE[t.dtype], shape, key[0])
                 bound[name] = key
@@ -379,7 +381,7 @@ class OnnxRuntimeEngine(Engine):
 
     def _run_bound(self, lane, output_names, learned, plan_key, retry=False):
         calls = lane.c
-        calls.clear_outputs()
+        calls.clear_outputs()       # also those bound for other output names before
         plan = None if retry else lane.plans.get(plan_key)
         if plan is not None:
             # The outputs were all ours last time for these shapes (Note [ORT IO binding]).
