@@ -89,6 +89,7 @@ class OnnxRuntimeEngine(Engine):
         ort = _import_ort("onnx-gpu" if target.kind == "cuda" else "onnxruntime")
         self._ort = ort
         self._stream = None
+        self._graph_shapes = None   # output shapes when ORT replays a CUDA graph
         self._tmp = None
         options = self._session_options(ort)
         source = self._model_source(ort)
@@ -336,7 +337,7 @@ class OnnxRuntimeEngine(Engine):
         ordered = self._stream is not None
         if ordered:
             current = _core._cuda.current_stream(self.target.device)
-            if getattr(self, "_graph_shapes", None) is not None:
+            if self._graph_shapes is not None:
                 with self._graph_lock:
                     return self._graph_round_trip(feeds, output_names, current)
             # The legacy default stream and ORT's blocking one order themselves.
