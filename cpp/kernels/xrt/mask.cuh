@@ -5,8 +5,9 @@
 // 32 * ITEMS consecutive ones in rows of 32 (lane l: position row * 32 + l), so that loads
 // and the compacted stores of a row are coalesced. A row's selected lanes come from a
 // ballot and their ranks from popcounts; the tile's carry-in (the positions selected before
-// it) comes from the totals the earlier tiles publish, combined in scan.cuh's fixed tree:
-// tiles take tickets in launch order and wait only for lower ones, so every wait ends.
+// it) comes from the counts the earlier tiles and groups of tiles publish (Note [Counts in
+// their flags]): tiles take tickets in launch order and wait only for lower ones, so every
+// wait ends.
 #pragma once
 #include "xrt/scan.cuh"
 
@@ -16,7 +17,7 @@ namespace mask {
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
 
-/// Counts, for scan.cuh's combine_published.
+/// Counts, for reduce.cuh's warp and block combines.
 struct CountSum {
   typedef index_t Acc;
   __device__ Acc identity() const { return 0; }
@@ -50,6 +51,29 @@ template <int ITEMS> __device__ __forceinline__ index_t first_position(index_t t
 
 __device__ __forceinline__ unsigned lanes_below() { return (1u << (threadIdx.x % 32)) - 1u; }
 
+/// Note [Counts in their flags]: a tile's count (at most kBlock * ITEMS) and a group's (at
+/// most scan::kGroup times that) fit an int, so each is published in its flag word as
+/// count + 1, the word being 0 until then (the host zeroes them). One read then gives
+/// both the flag and the value: the carry-in costs one round trip to L2 where a flag and
+/// a separate total cost two and a fence (nonzero of 1e7 bool spent 39% of its stalls at
+/// the barrier behind that look-back).
+__device__ __forceinline__ void publish_count(int* word, index_t count) {
+  atomicExch(word, int(count) + 1);
+}
+
+/// Lane 0 gets the sum of the counts published in words [0, n), waiting for each.
+__device__ index_t sum_published_counts(const int* words, index_t n) {
+  index_t sum = 0;
+  for (index_t k = threadIdx.x % 32; k < n; k += 32) {
+    int v;
+    do {
+      v = *reinterpret_cast<const volatile int*>(words + k);
+    } while (v == 0);
+    sum += v - 1;
+  }
+  return reduce::warp_combine(CountSum(), sum);
+}
+
 /// Where this warp's first selected position goes: the positions selected by earlier tiles
 /// (the carry-in) and by this tile's earlier warps. ballot[j]: row j's selected lanes. The
 /// last tile writes the grand total to *count when count is given. Every thread calls it.
@@ -68,27 +92,23 @@ __device__ index_t warp_start(const unsigned (&ballot)[ITEMS], char* work, index
 #pragma unroll
   for (int k = 0; k < kWarps; ++k) total += warp_total[k];
 
-  CountSum r;
+  // Note [Counts in their flags].
   const index_t groups = (tiles + scan::kGroup - 1) / scan::kGroup;
   scan::Work w(tiles, groups);
-  index_t* tile_totals = w.tile_total<index_t>(work);
-  int* tile_flags = w.tile_flag(work);
-  index_t* group_totals = w.group_total<index_t>(work);
-  int* group_flags = w.group_flag(work);
+  int* tile_counts = w.tile_flag(work);
+  int* group_counts = w.group_flag(work);
   const index_t group = tile / scan::kGroup, group_first = group * scan::kGroup;
-  if (threadIdx.x == 0 && tiles > 1) scan::publish(tile_totals + tile, tile_flags + tile, total);
+  if (threadIdx.x == 0 && tiles > 1) publish_count(tile_counts + tile, total);
   if (warp == 0 && tile % scan::kGroup == scan::kGroup - 1 && tile + 1 < tiles) {
-    index_t a = scan::combine_published(r, tile_totals + group_first, tile_flags + group_first,
-                                        index_t(scan::kGroup));
-    if (lane == 0) scan::publish(group_totals + group, group_flags + group, a);
+    index_t a = sum_published_counts(tile_counts + group_first, index_t(scan::kGroup));
+    if (lane == 0) publish_count(group_counts + group, a);
   }
   if (tile > 0 && warp == 0) {
-    index_t a = scan::combine_published(r, group_totals, group_flags, group);
+    index_t a = sum_published_counts(group_counts, group);
     if (lane == 0) carry[0] = a;
   }
   if (tile > 0 && warp == 1) {
-    index_t a = scan::combine_published(r, tile_totals + group_first, tile_flags + group_first,
-                                        tile - group_first);
+    index_t a = sum_published_counts(tile_counts + group_first, tile - group_first);
     if (lane == 0) carry[1] = a;
   }
   __syncthreads();
@@ -215,6 +235,14 @@ __device__ void nonzero(const T* __restrict__ x, index_t n, Coordinates<ND> c, c
   }
 }
 
+/// *total += the block's counts: one atomic per block (one per warp queued thousands of
+/// adds on one address).
+__device__ __forceinline__ void add_block_count(unsigned long long mine,
+                                                unsigned long long* total) {
+  index_t sum = reduce::block_combine(CountSum(), index_t(mine));
+  if (threadIdx.x == 0 && sum) atomicAdd(total, (unsigned long long)sum);
+}
+
 /// *total += the nonzero elements of x (n positions through its layout); *total starts
 /// at 0. bool elements are read as bytes (any nonzero byte is True, as on the CPU).
 template <class T, int ND>
@@ -227,32 +255,43 @@ __device__ void count(const char* __restrict__ x, StridedLayout<ND, 1> layout, i
     layout.offsets(uint64_t(i), offset);
     mine += is_nonzero(*at<T>(x, offset[0]));
   }
-  mine = reduce::warp_combine(CountSum(), index_t(mine));
-  if (threadIdx.x % 32 == 0 && mine) atomicAdd(total, mine);
+  add_block_count(mine, total);
 }
 
-/// The same for n contiguous bytes at x, x 16-byte aligned: 16 bytes per load.
+/// The nonzero bytes among the 16 of w.
+__device__ __forceinline__ unsigned nonzero_bytes(uint4 w) {
+  unsigned parts[4] = {w.x, w.y, w.z, w.w}, n = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    unsigned b = parts[k] | (parts[k] >> 4);  // each byte folds to its lowest bit
+    b |= b >> 2;
+    b |= b >> 1;
+    n += __popc(b & 0x01010101u);
+  }
+  return n;
+}
+
+/// The same for n contiguous bytes at x, x 16-byte aligned: 16 bytes per load, kLoads
+/// loads issued before any is used.
 __device__ void count_bytes(const uint8_t* __restrict__ x, index_t n,
                             unsigned long long* total) {
+  constexpr int kLoads = 4;
   unsigned long long mine = 0;
   const index_t chunks = n / 16;
   const index_t id = blockIdx.x * index_t(kBlock) + threadIdx.x;
   const index_t stride = index_t(gridDim.x) * kBlock;
   const uint4* words = reinterpret_cast<const uint4*>(x);
-  for (index_t i = id; i < chunks; i += stride) {
-    uint4 w = words[i];
-    unsigned parts[4] = {w.x, w.y, w.z, w.w};
+  index_t i = id;
+  for (; i + (kLoads - 1) * stride < chunks; i += kLoads * stride) {
+    uint4 w[kLoads];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      unsigned b = parts[k] | (parts[k] >> 4);  // each byte folds to its lowest bit
-      b |= b >> 2;
-      b |= b >> 1;
-      mine += __popc(b & 0x01010101u);
-    }
+    for (int k = 0; k < kLoads; ++k) w[k] = words[i + k * stride];
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) mine += nonzero_bytes(w[k]);
   }
+  for (; i < chunks; i += stride) mine += nonzero_bytes(words[i]);
   if (id < n - chunks * 16) mine += x[chunks * 16 + id] != 0;
-  mine = reduce::warp_combine(CountSum(), index_t(mine));
-  if (threadIdx.x % 32 == 0 && mine) atomicAdd(total, mine);
+  add_block_count(mine, total);
 }
 
 /// v[i] = *value wherever mask[i] != 0: operands v and mask (broadcast to v's shape), one
