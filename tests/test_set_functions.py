@@ -492,6 +492,7 @@ def test_sets_run_on_the_current_stream(torch):  # noqa: F811
         values_, counts = xrt.unique_counts(x)
         found = xrt.isin(x, y)
         repeated = xrt.repeat(x, 2)
+    s.synchronize()           # the host copies below run on the default stream, not on s
     want_values, want_counts = np.unique(a + 1, return_counts=True)
     np.testing.assert_array_equal(host(values_), want_values)
     np.testing.assert_array_equal(host(counts), want_counts)
