@@ -75,7 +75,7 @@ def test_outputs_asked_in_turn_never_touch_earlier_results(engine):
     pytest.importorskip("onnx")
     sess = xrt.InferenceSession(_two_outputs(), engine=engine)
     kept = []
-    asks = [None, ["y"], ["z", "y"], ["y"], None, ["z"], ["y"], None]
+    asks = [None, None, ["y"], ["y"], ["z", "y"], ["y"], None, ["z"], ["z"], ["y"], None]
     for i, names in enumerate(asks * 2):
         n = 1 + (i // len(asks))                  # a second input shape halfway
         x = np.full((n, 3), float(i), np.float32)

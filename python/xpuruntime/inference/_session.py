@@ -127,7 +127,15 @@ class InferenceSession:
         checks = self._checks
         if feeds.keys() != checks.keys():
             self._explain_bad_names(feeds)
-        tensors = {name: checks[name].take(value, self) for name, value in feeds.items()}
+        tensors = {}
+        for name, value in feeds.items():
+            check = checks[name]
+            if type(value) is _Tensor and check.accepted is not None and value._shape_if(
+                    check.dtype, check.device) == check.accepted:
+                tensors[name] = value           # the common case: take's first branch
+                self._last_io[name] = "zero-copy"
+            else:
+                tensors[name] = check.take(value, self)
         if self._shared_symbols:
             _check_shared_symbols(self._shared_symbols, tensors)
         if quiet():

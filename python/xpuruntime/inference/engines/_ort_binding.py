@@ -9,12 +9,13 @@ class Lane:
     several threads at once, but an IOBinding and an event are one caller's: each thread gets
     its binding, its record of what it bound, and its two events."""
 
-    __slots__ = ("c", "bound", "plans", "ready", "done")
+    __slots__ = ("c", "bound", "plans", "out_names", "ready", "done")
 
     def __init__(self, ort, sess, target, cuda):
         self.c = NativeCalls(ort, sess, sess.io_binding(), target)
-        self.bound = {}             # input name -> (pointer, shape, dtype) bound last
-        self.plans = {}             # (learned shapes, names asked) -> the outputs to bind
+        self.bound = {}             # input name -> (pointer, shape) bound last
+        self.plans = {}             # (input shapes, names asked) -> the outputs to bind
+        self.out_names = None       # the output names a plan bound last (None: clear first)
         self.ready = _core._cuda.Event() if cuda else None
         self.done = _core._cuda.Event() if cuda else None
 

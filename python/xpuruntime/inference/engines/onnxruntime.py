@@ -320,7 +320,10 @@ class OnnxRuntimeEngine(Engine):
     # Running.
 
     def run(self, feeds, output_names):
-        lane = self._lane()
+        try:
+            lane = self._local.lane
+        except AttributeError:
+            lane = self._lane()
         bound = lane.bound
         shapes = []
         for name, t in feeds.items():
@@ -382,21 +385,27 @@ class OnnxRuntimeEngine(Engine):
 
     def _run_bound(self, lane, output_names, learned, plan_key, retry=False):
         calls = lane.c
-        calls.clear_outputs()       # also those bound for other output names before
         plan = None if retry else lane.plans.get(plan_key)
         if plan is not None:
             # The outputs were all ours last time for these shapes (Note [ORT IO binding]).
+            # Binding a name again replaces its last binding, so the binding needs clearing
+            # only when other names were bound last (their old Tensors must not be written).
+            if lane.out_names != plan_key[1]:
+                calls.clear_outputs()
             device, bind_output, ours = self.target.device, calls.bind_output, []
             for name, shape, dtype, onnx_type in plan:
                 t = _core.empty(shape, dtype=dtype, device=device)
                 bind_output(name, onnx_type, shape, t._data_ptr())
                 ours.append(t)
+            lane.out_names = plan_key[1]
             try:
                 calls.run(self._run_options)
             except Exception:
                 lane.plans.clear()
                 return self._run_bound(lane, output_names, learned, None)
             return ours
+        calls.clear_outputs()
+        lane.out_names = None
         ours = {}
         device = self.target.device
         for name in output_names:
