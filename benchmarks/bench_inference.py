@@ -293,6 +293,7 @@ def main():
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--skip-overhead", action="store_true")
+    p.add_argument("--skip-table", action="store_true", help="the host overhead part only")
     p.add_argument("--kernels", action="store_true",
                    help="on CUDA: also list the device kernels of one run of torch eager and "
                         "of the native engine (CUPTI, through torch.profiler)")
@@ -304,6 +305,8 @@ def main():
               "rounds)")
         print(table(overhead_rows(args.device),
                     ("engine", "device", "their API", "theirs", "ours", "added")))
+    if args.skip_table:
+        return
     print(f"\ntransformer: {args.layers} layers, d={args.d}, {args.heads} heads, batch "
           f"{args.batch}, {args.tokens} tokens on {args.device} (ms per run; ratio = "
           "torch eager / case)")
