@@ -108,6 +108,10 @@ void bind_tensor(nb::module_& m) {
       .def("_is_readonly", &Tensor::readonly)
       .def("_is_contiguous", &Tensor::is_contiguous)
       .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); })
+      .def("_cast_from", [](Tensor& t, const Tensor& src) { copy_into(t, src); },
+           nb::arg("src"),
+           "self[...] = src converted to self's dtype (the same shape, or one src broadcasts "
+           "to): one kernel where astype and a copy take two (the native engine's graph IO).")
       .def("_shape_if", [](const Tensor& t, nb::handle dtype, const Device& device) -> nb::object {
         if (t.dtype() != dtype_arg(dtype) || t.device() != device || !t.is_contiguous())
           return nb::none();
