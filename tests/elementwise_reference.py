@@ -3,8 +3,8 @@ them: the dtypes each accepts, the dtype it returns, and the values it should co
 
 Expected values come from NumPy, computed in float32 for float16 and bfloat16 and rounded
 back (the runtime computes those in float too). Where NumPy departs from the standard or
-from a choice the project documents in cpp/src/cpu/scalar_math.h, the reference is written
-out here instead, with a Note saying which rule it follows.
+from a choice the project documents in cpp/src/cpu/scalar_math.h or scalar_binary_math.h,
+the reference is written out here instead, with a Note saying which rule it follows.
 """
 
 from typing import NamedTuple
@@ -184,7 +184,7 @@ def _wrap(values, dtype):
 
 def _integer_pow(a, b):
     # Note: NumPy raises for negative integer exponents; the standard leaves them to the
-    # implementation. Project choice (scalar_math.h, pow): 1 / a rounded towards zero,
+    # implementation. Project choice (scalar_binary_math.h, pow): 1 / a rounded towards zero,
     # so 1 for a == 1, ±1 for a == -1, and 0 otherwise (also for a == 0).
     a, b = np.broadcast_arrays(a, b)
     bits = np.iinfo(a.dtype).bits

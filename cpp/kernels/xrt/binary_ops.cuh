@@ -1,6 +1,6 @@
 // cpp/kernels/xrt/binary_ops.cuh: the scalar function behind every binary elementwise op on
-// the device, one struct per row of XRT_BINARY_OPS (same names), the twin of the binary part
-// of cpp/src/cpu/scalar_math.h (see elementwise_ops.cuh for the contract).
+// the device, one struct per row of XRT_BINARY_OPS (same names), the twin of
+// cpp/src/cpu/scalar_binary_math.h (see elementwise_ops.cuh for the contract).
 #pragma once
 #include "xrt/elementwise_common.cuh"
 

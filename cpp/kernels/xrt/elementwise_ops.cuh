@@ -1,8 +1,8 @@
 // cpp/kernels/xrt/elementwise_ops.cuh: the scalar function behind every elementwise op on
 // the device (unary_ops.cuh, binary_ops.cuh and `where`: one struct per row of
 // XRT_UNARY_OPS / XRT_BINARY_OPS, same names), and how an op goes from stored values to
-// stored results. The twin of cpp/src/cpu/scalar_math.h: the same formulas and choices where
-// the standard leaves one open, so that CUDA and the CPU agree.
+// stored results. The twin of cpp/src/cpu/scalar_math.h and scalar_binary_math.h: the same
+// formulas and choices where the standard leaves one open, so that CUDA and the CPU agree.
 //
 // `apply` takes the compute type (bool, the integers, float for float16/bfloat16 too,
 // double, Complex<float/double>); ops marked `on_storage` take the stored 16-bit floats as

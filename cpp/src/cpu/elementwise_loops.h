@@ -1,7 +1,7 @@
 // cpp/src/cpu/elementwise_loops.h: the loops every elementwise kernel shares. A kernel is
-// `unary_kernel<Op>` or `binary_kernel<Op>` for a struct of scalar_math.h; it visits the
-// input dtype, computes in compute_t<T> (float for the 16-bit floats) and stores the result
-// in the output's type. Contiguous runs (and a broadcast scalar operand) get plain indexed
+// `unary_kernel<Op>` or `binary_kernel<Op>` for a struct of scalar_math.h or
+// scalar_binary_math.h; it visits the input dtype, computes in compute_t<T> (float for the
+// 16-bit floats) and stores the result in the output's type. Contiguous runs (and a broadcast scalar operand) get plain indexed
 // loops the compiler vectorises; anything else walks byte strides. Contiguous float16 runs
 // are converted a block at a time (half_blocks.h) and computed by the float loop.
 #pragma once
@@ -13,6 +13,7 @@
 #include "core/host/dtype_dispatch.h"
 #include "cpu/half_blocks.h"
 #include "cpu/loops.h"
+#include "cpu/scalar_binary_math.h"
 #include "cpu/scalar_math.h"
 #include "xpuruntime/elementwise.h"
 #include "xpuruntime/errors.h"
