@@ -173,6 +173,9 @@ def test_ort_static_input_shapes_fix_the_model():
     with pytest.raises(ValueError, match="contradicts the model's fixed dimension 16"):
         xrt.InferenceSession(mlp()[0], exec_policy=xrt.ExecutionPolicy(
             input_shapes={"x": [4, 15]}))
+    with pytest.raises(ValueError, match="has rank 1, the model's input has rank 2"):
+        xrt.InferenceSession(mlp()[0], engine="onnxruntime", exec_policy=xrt.ExecutionPolicy(
+            input_shapes={"x": [4]}))
 
 
 @ort_only

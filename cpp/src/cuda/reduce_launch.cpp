@@ -25,7 +25,6 @@
 #include "cuda/reduce_launch.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -112,20 +111,6 @@ int outer_vector(const Problem& p, int64_t acc_size) {
   return 1;
 }
 
-// The waves of blocks an outer walk's pieces fill: 1, or XPURUNTIME_CUDA_OUTER_WAVES (1 to
-// 8, read once), a knob for measuring the split (more, shorter pieces even out the blocks'
-// finishing times at the cost of more partials).
-int64_t outer_waves() {
-  static const int64_t waves = [] {
-    const char* env = std::getenv("XPURUNTIME_CUDA_OUTER_WAVES");
-    if (!env || !*env) return int64_t(1);
-    char* end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    return *end == '\0' && v >= 1 && v <= 8 ? int64_t(v) : int64_t(1);
-  }();
-  return waves;
-}
-
 }  // namespace
 
 std::string kernel_body(const std::string& name, const Spec& spec, Shape s) {
@@ -167,7 +152,10 @@ void Launcher::outer(const Spec& spec, const Problem& p, char* out, bool may_spl
   if (may_split && count > kSequential && nout * count >= kMinSplitWork) {
     // As many pieces as keep one wave of resident blocks (registers decide how many fit):
     // a second, partly filled wave would cost as long as a full one.
-    int64_t wave = int64_t(sm_count(device)) * resident_blocks(fn) * outer_waves();
+    // More waves of shorter pieces measured slower (sum over axis 0 of 16384^2 float32
+    // against torch: 0.979, 0.959, 0.936, 0.914 and 0.868x for 1, 2, 3, 4 and 6 waves on an
+    // H100; 1.002 and 0.975x for 1 and 2 on an H200 after Note [Outer finish]'s change).
+    int64_t wave = int64_t(sm_count(device)) * resident_blocks(fn);
     if (columns < wave)
       splits = std::clamp<int64_t>(wave / columns, 1,
                                    std::min<int64_t>(count / 32, kMaxOuterSplits));

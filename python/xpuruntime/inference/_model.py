@@ -127,3 +127,23 @@ def import_onnx(purpose):
         raise _core.XpuRuntimeError(
             f"{purpose} needs the 'onnx' package. Install it with: pip install onnx") from None
     return onnx
+
+
+def fix_input_dims(proto, dims):
+    """Makes the inputs of proto (changed in place) have the shapes in dims (input name ->
+    sizes: ExecutionPolicy.input_shapes). ValueError for a rank that differs from the
+    model's, or a size that contradicts one of its fixed dimensions."""
+    for value in proto.graph.input:
+        shape = dims.get(value.name)
+        if shape is None:
+            continue
+        have = value.type.tensor_type.shape.dim
+        if len(have) != len(shape):
+            raise ValueError(f"ExecutionPolicy input_shapes[{value.name!r}] has rank "
+                             f"{len(shape)}, the model's input has rank {len(have)}")
+        for dim, size in zip(have, shape):
+            if dim.HasField("dim_value") and dim.dim_value != size:
+                raise ValueError(f"ExecutionPolicy input_shapes[{value.name!r}]={shape} "
+                                 f"contradicts the model's fixed dimension {dim.dim_value}")
+            dim.Clear()
+            dim.dim_value = size

@@ -171,7 +171,6 @@ class NativeEngine(Engine):
         return self._replay(feeds, output_names)
 
     def _replay(self, feeds, output_names):
-        xrt = self._xrt
         # The copies, the replay and the output copies queue on the current stream in order,
         # so a replay never reads inputs the next run is writing.
         missing = [n for n in output_names if n not in self._static_outputs]

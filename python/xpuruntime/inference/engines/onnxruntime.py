@@ -35,9 +35,11 @@ import threading
 from ... import _core
 from .._engine import (Engine, TensorInfo, cuda_unusable, first_line, missing_package,
                        register_engine)
-from ._ort_binding import Lane
+from .._model import fix_input_dims
 from .._precision import convert_float_model, precision_onnx_type
 from .._types import DTYPE_OF_ONNX, ONNX_OF_DTYPE, ONNX_OF_ORT_NAME
+from ._ort_binding import Lane
+from ._ort_reports import node_placement, profile_by_op
 
 _GRAPH_LEVELS = {"all": "ORT_ENABLE_ALL", "extended": "ORT_ENABLE_EXTENDED",
                  "basic": "ORT_ENABLE_BASIC", "none": "ORT_DISABLE_ALL"}
@@ -172,20 +174,7 @@ class OnnxRuntimeEngine(Engine):
         if not dims:
             return source
         proto = self._load_proto(source)
-        for value in proto.graph.input:
-            shape = dims.get(value.name)
-            if shape is None:
-                continue
-            have = value.type.tensor_type.shape.dim
-            if len(have) != len(shape):
-                raise ValueError(f"ExecutionPolicy input_shapes[{value.name!r}] has rank "
-                                 f"{len(shape)}, the model's input has rank {len(have)}")
-            for dim, size in zip(have, shape):
-                if dim.HasField("dim_value") and dim.dim_value != size:
-                    raise ValueError(f"ExecutionPolicy input_shapes[{value.name!r}]={shape} "
-                                     f"contradicts the model's fixed dimension {dim.dim_value}")
-                dim.Clear()
-                dim.dim_value = size
+        fix_input_dims(proto, dims)
         self.notes.append(f"static shapes from the policy: {dims}")
         return proto.SerializeToString()
 
@@ -464,46 +453,17 @@ class OnnxRuntimeEngine(Engine):
         }
         if self._stream is not None:
             details["ort_stream"] = hex(self._stream.ptr)
-        placement = self._placement()
+        placement = node_placement(self._sess)
         if placement is not None:
             details["node_placement"] = placement
         if self.exec_policy.profile:
             details["profile"] = self._profile()
         return details
 
-    def _placement(self):
-        getter = getattr(self._sess, "get_provider_graph_assignment_info", None)
-        if getter is None:
-            return None
-        try:
-            subgraphs = getter()
-        except Exception:
-            return None
-        placement = {}
-        for sub in subgraphs:
-            nodes = [f"{n.op_type}:{n.name}" if n.name else n.op_type for n in sub.get_nodes()]
-            placement.setdefault(sub.ep_name, []).extend(nodes)
-        return placement
-
     def _profile(self):
-        """ORT's own per-node profile, summed by op type (ms), after ending its profiling."""
-        import json
         if self._profile_file is None:
             self._profile_file = self._sess.end_profiling()
-        try:
-            with open(self._profile_file, encoding="utf-8") as f:
-                events = json.load(f)
-        except (OSError, ValueError):
-            return {"file": self._profile_file}
-        by_op = {}
-        for ev in events:
-            args = ev.get("args", {})
-            if ev.get("cat") == "Node" and "op_name" in args:
-                key = (args["op_name"], args.get("provider", ""))
-                by_op[key] = by_op.get(key, 0.0) + ev.get("dur", 0) / 1000.0
-        return {"file": self._profile_file,
-                "ms_by_op": {f"{op} ({ep})": round(ms, 4) for (op, ep), ms in
-                             sorted(by_op.items(), key=lambda kv: -kv[1])}}
+        return profile_by_op(self._profile_file)
 
     def close(self):
         self._sess = None
