@@ -74,19 +74,10 @@ def overhead_rows(device):
                 sess.run_with_iobinding(binding)
                 return binding.get_outputs()
 
-            options = ort.RunOptions()
-            c_sess, c_binding = sess._sess, binding._iobinding
-            c_device = ort.OrtDevice.make("cpu", 0)._get_c_device()
-
-            def ort_c_bound():
-                c_binding.bind_input("x", c_device, 1, [1, 4], x._data_ptr())
-                c_binding.bind_output("y", c_device)
-                c_sess.run_with_iobinding(c_binding, options)
-                return c_binding.get_outputs()[0]
-
             peers = {"ort run(None, feeds)": lambda: sess.run(None, {"x": x_np}),
                      "ort IO binding (bind + run + get_outputs)": ort_bound,
-                     "ort C-level IO binding per run (bind + run + get_outputs)": ort_c_bound}
+                     "ort C-level IO binding per run (bind + run + get_outputs)":
+                     _compiled_per_run(ort, sess, "cpu", 0, x, ort.RunOptions())}
             sync = None
         else:
             stream = xrt.cuda.Stream()
@@ -100,24 +91,12 @@ def overhead_rows(device):
             options.add_run_config_entry("disable_synchronize_execution_providers", "1")
             c_sess, c_binding = sess._sess, binding._iobinding
             fresh = ort.InferenceSession(data, providers=providers)
-            f_binding = fresh.io_binding()
-            c_fresh, c_f_binding = fresh._sess, f_binding._iobinding
-            c_device = ort.OrtDevice.make("cuda", target.index)._get_c_device()
-            elem = 1                                        # ONNX FLOAT
-
-            def ort_per_run():
-                # What a run with a fresh output costs through ORT's own binding: the input
-                # bound by pointer, the output left to ORT's arena, run, the output taken.
-                c_f_binding.bind_input("x", c_device, elem, [1, 4], x._data_ptr())
-                c_f_binding.bind_output("y", c_device)
-                c_fresh.run_with_iobinding(c_f_binding, options)
-                return c_f_binding.get_outputs()[0]
-
             peers = {"ort run_with_iobinding (pre-bound, async)":
                      lambda: sess.run_with_iobinding(binding, options),
                      "ort C-level run_with_iobinding (pre-bound, async)":
                      lambda: c_sess.run_with_iobinding(c_binding, options),
-                     "ort C-level IO binding per run (bind + run + get_outputs)": ort_per_run}
+                     "ort C-level IO binding per run (bind + run + get_outputs)":
+                     _compiled_per_run(ort, fresh, "cuda", target.index, x, options)}
             sync = xrt.cuda.synchronize
         ours_fn = lambda: ours.run({"x": x})  # noqa: E731
         for name, fn in peers.items():
@@ -139,6 +118,21 @@ def overhead_rows(device):
             rows.append(("openvino", device, name, f"{theirs_s * 1e6:.2f}",
                          f"{ours_s * 1e6:.2f}", f"{(ours_s - theirs_s) * 1e6:+.2f}"))
     return rows
+
+
+def _compiled_per_run(ort, sess, device_type, device_id, x, options):
+    """A run with a fresh output through the compiled calls beneath ORT's Python wrappers
+    (what our engine calls): x (1x4 float32) bound by pointer, the output left to ORT's
+    allocator, run, the output taken."""
+    c_sess, c_binding = sess._sess, sess.io_binding()._iobinding
+    c_device = ort.OrtDevice.make(device_type, device_id)._get_c_device()
+
+    def run():
+        c_binding.bind_input("x", c_device, 1, [1, 4], x._data_ptr())   # 1: ONNX FLOAT
+        c_binding.bind_output("y", c_device)
+        c_sess.run_with_iobinding(c_binding, options)
+        return c_binding.get_outputs()[0]
+    return run
 
 
 def _interleaved(theirs, ours, sync, rounds=5):
