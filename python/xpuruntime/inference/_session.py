@@ -132,7 +132,7 @@ class InferenceSession:
             check = checks[name]
             if type(value) is _Tensor and check.accepted is not None and value._shape_if(
                     check.dtype, check.device) == check.accepted:
-                tensors[name] = value           # the common case: take's first branch
+                tensors[name] = value           # as take would, with the shape known good
                 self._last_io[name] = "zero-copy"
             else:
                 tensors[name] = check.take(value, self)
@@ -239,8 +239,6 @@ class _InputCheck:
             shape = value._shape_if(self.dtype, self.device)
             if shape is not None:
                 session._last_io[self.name] = "zero-copy"
-                if shape == self.accepted:
-                    return value
                 return self._check_shape(value, shape)
         tensor = self._convert(value, self.device, session)
         return self._check_shape(tensor, tensor.shape)
