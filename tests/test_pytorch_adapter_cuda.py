@@ -170,7 +170,8 @@ def test_attention_on_xpuruntime_tensors():
 
 @pytest.mark.parametrize("plan", [(1, 16), (2, 4), (4, 1)])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
-@pytest.mark.parametrize("shape", [(64, 1024), (7, 33, 768), (5, 1000), (300, 8192)])
+@pytest.mark.parametrize("shape", [(64, 1024), (7, 33, 768), (5, 1000), (300, 8192),
+                                   (2049, 256), (3, 40)])
 def test_fused_layernorm_and_rmsnorm_match_torch(dtype, shape, plan, monkeypatch):
     from xpuruntime.adapters.pytorch import _kernels
 
@@ -196,6 +197,85 @@ def test_fused_layernorm_and_rmsnorm_match_torch(dtype, shape, plan, monkeypatch
         for i, (a, r) in enumerate(zip(got, refs)):
             assert a.dtype == dtype
             assert rel_err(a, r) < max(TOL[dtype] * 2, 2e-5), (rms, i, rel_err(a, r))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(2049, 256), (33, 768), (9, 4096)])
+def test_fused_norms_take_float32_weights_under_16_bit_rows(dtype, shape):
+    """autocast's case: 16-bit rows, float32 parameters (Note [Rows of a norm block]): the
+    weights are read as they are and their gradients come out in float32."""
+    n = shape[-1]
+    x, = leaves(shape, dtype=dtype)
+    w, b = leaves((n,), (n,), dtype=torch.float32)
+    for rms in (False, True):
+        for t in (x, w, b):
+            t.grad = None
+        with xt.kernel_policy(layer_norm="fused", rms_norm="fused"), xrt.explain() as log:
+            y = xt.fused_rmsnorm(x, (n,), w, 1e-6) if rms else xt.fused_layernorm(
+                x, (n,), w, b, 1e-5)
+        assert log.kernels() == ["fused"] and y.dtype == dtype
+        g = torch.randn_like(y)
+        y.backward(g)
+        xs, ws, bs = (t.detach().double().requires_grad_() for t in (x, w, b))
+        ref = F.rms_norm(xs, (n,), ws, 1e-6) if rms else F.layer_norm(xs, (n,), ws, bs, 1e-5)
+        ref.backward(g.double())
+        assert x.grad.dtype == dtype and w.grad.dtype == torch.float32
+        assert rel_err(y, ref) < TOL[dtype] * 2
+        assert rel_err(x.grad, xs.grad) < TOL[dtype] * 2
+        assert rel_err(w.grad, ws.grad) < TOL[dtype] * 2
+        if not rms:
+            assert b.grad.dtype == torch.float32 and rel_err(b.grad, bs.grad) < TOL[dtype] * 2
+        else:
+            assert b.grad is None
+
+
+def test_fused_norm_gradients_are_the_same_from_run_to_run():
+    x, = leaves((4096, 512), dtype=torch.bfloat16)
+    w, b = leaves((512,), (512,), dtype=torch.float32)
+    g = torch.randn(4096, 512, device="cuda", dtype=torch.bfloat16)
+    grads = []
+    for _ in range(3):
+        for t in (x, w, b):
+            t.grad = None
+        with xt.kernel_policy(layer_norm="fused"):
+            xt.fused_layernorm(x, (512,), w, b).backward(g)
+        grads.append([t.grad.clone() for t in (x, w, b)])
+    for later in grads[1:]:
+        assert all(torch.equal(a, c) for a, c in zip(grads[0], later))
+
+
+@pytest.mark.parametrize("kernel", ["cudnn", "flash_v2"])
+def test_attention_outputs_and_gradients_keep_the_inputs_layout(kernel):
+    """q, k, v cut from one [B, S, 3, H, D] projection (a GPT block's): the output and the
+    gradients are laid out as the inputs (Note [Attention outputs' layout]), and right."""
+    from xpuruntime import _attention
+
+    if kernel == "cudnn" and not _attention.cudnn_available():
+        pytest.skip("cuDNN does not load here")
+    torch.manual_seed(0)
+    b, s, h, d = 2, 128, 4, 64
+    qkv = torch.randn(b, s, 3, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    q, k, v = (t.transpose(1, 2) for t in qkv.unbind(2))
+    seen = []  # the gradients of q, k and v as the kernel's backward gives them
+    for t in (q, k, v):
+        t.register_hook(seen.append)
+    with xt.kernel_policy(attention=kernel), xrt.explain() as log:
+        out = xt.fused_attention(q, k, v, is_causal=True)
+    assert log.kernels("attention") == [kernel]
+    def order(t):
+        return sorted(range(t.dim()), key=lambda i: -t.stride(i))
+
+    assert order(out) == order(q) == [0, 2, 1, 3]
+    g = torch.randn_like(out)
+    out.backward(g)
+    ref_qkv = qkv.detach().float().requires_grad_()
+    rq, rk, rv = (t.transpose(1, 2) for t in ref_qkv.unbind(2))
+    ref = F.scaled_dot_product_attention(rq, rk, rv, is_causal=True)
+    ref.backward(g.float())
+    assert rel_err(out, ref) < TOL[torch.bfloat16] * 2
+    assert rel_err(qkv.grad, ref_qkv.grad) < TOL[torch.bfloat16] * 2
+    if kernel == "cudnn":  # flash_v2's backward writes contiguous gradients
+        assert all(order(t) == [0, 2, 1, 3] for t in seen)
 
 
 def test_rerouted_torch_ops_follow_the_policy_and_keep_gradients():
@@ -230,6 +310,55 @@ def test_rerouted_torch_ops_follow_the_policy_and_keep_gradients():
     with xrt.explain() as log:
         run()
     assert log.records == []
+
+
+@pytest.mark.parametrize("autocast", [None, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("captured", [False, True])
+def test_rerouted_linear_sums_the_bias_gradient_in_the_bias_dtype(autocast, captured):
+    """Note [Bias gradients]: a rerouted nn.Linear with a bias, under autocast (bf16
+    activations, float32 parameters: our matmul still takes it) or not; the bias gradient
+    comes out float32 and right, eager and in a graph capture. (A capture gets leaves of its
+    own: torch binds a leaf's gradient accumulation to the stream of its first backward,
+    and an eager backward on the default stream would make the capture wait on it.)"""
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(256, 768, device="cuda")
+    x = torch.randn(4, 513, 256, device="cuda", requires_grad=True)
+    g = torch.randn(4, 513, 768, device="cuda")
+
+    def run():
+        for t in (x, lin.weight, lin.bias):
+            t.grad = None
+        if autocast is None:
+            y = lin(x)
+        else:
+            with xt.autocast(autocast):
+                y = lin(x)
+        y.backward(g.to(y.dtype))
+        return [y, x.grad, lin.weight.grad, lin.bias.grad]
+
+    ref_lin = torch.nn.Linear(256, 768, device="cuda", dtype=torch.float64)
+    with torch.no_grad():
+        ref_lin.weight.copy_(lin.weight)
+        ref_lin.bias.copy_(lin.bias)
+    xs = x.detach().double().requires_grad_()
+    ref = ref_lin(xs)
+    ref.backward(g.double())
+    refs = [ref, xs.grad, ref_lin.weight.grad, ref_lin.bias.grad]
+    tol = 2e-2 if autocast is not None else 1e-5
+    xt.set_kernel_policy(matmul="cublaslt")
+    if captured:
+        graph = xt.capture_graph(run, warmup=2)
+        for t in (x, lin.weight, lin.bias):
+            t.grad.fill_(float("nan"))
+        graph.replay()
+        got = graph.outputs
+    else:
+        with xrt.explain() as log:
+            got = run()
+        assert {r.kernel for r in log.records if r.op == "matmul"} == {"cublaslt"}
+    assert lin.bias.grad.dtype == torch.float32
+    for a, r in zip(got, refs):
+        assert rel_err(a, r) < tol, rel_err(a, r)
 
 
 def test_policy_toggled_mid_training_keeps_the_loss_falling():
@@ -305,6 +434,15 @@ def test_opcheck_of_the_custom_ops():
     torch.library.opcheck(torch.ops.xpu.fused_norm.default, (x, 256, w, None, 1e-5, False),
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
+    xh = x.detach().to(torch.bfloat16).requires_grad_()
+    torch.library.opcheck(torch.ops.xpu.fused_norm.default, (xh, 256, w, w, 1e-5, False),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))
+    rows = torch.ones(4, device="cuda")
+    torch.library.opcheck(torch.ops.xpu.fused_norm_backward.default,
+                          (xh.detach(), xh.detach(), 256, w.detach(), w.detach(), rows, rows,
+                           False, True, True),
+                          test_utils=("test_schema", "test_faketensor"))
 
 
 def test_graph_capture_of_a_training_step_with_our_kernels():

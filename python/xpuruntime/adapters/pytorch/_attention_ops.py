@@ -84,12 +84,12 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     scale: float) -> tuple[torch.Tensor, torch.Tensor]:
     """flash_v2 forward: (out, lse2) for head dims 64 and 128 (see Note [flash_v2 layout])."""
     return _kernels.flash_forward(torch, _aligned(q), _aligned(k), _aligned(v), attn_mask,
-                                  is_causal, scale)
+                                  is_causal, scale, like=q)
 
 
 @flash_attention.register_fake
 def _(q, k, v, attn_mask, is_causal, scale):
-    return (q.new_empty(q.shape), q.new_empty(q.shape[:3], dtype=torch.float32))
+    return (_kernels._like(torch, q), q.new_empty(q.shape[:3], dtype=torch.float32))
 
 
 @torch.library.custom_op("xpu::flash_attention_backward", mutates_args=(),
@@ -136,12 +136,12 @@ def cudnn_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     scale: float) -> tuple[torch.Tensor, torch.Tensor]:
     """cuDNN's fused attention forward: (out, stats), stats fp32 [B, H, Sq, 1]."""
     return _kernels.cudnn_forward(torch, _aligned(q), _aligned(k), _aligned(v), attn_mask,
-                                  is_causal, scale)
+                                  is_causal, scale, like=q)
 
 
 @cudnn_attention.register_fake
 def _(q, k, v, attn_mask, is_causal, scale):
-    return (q.new_empty(q.shape[:3] + v.shape[3:]),
+    return (_kernels._like(torch, q, v.shape[-1]),
             q.new_empty(q.shape[:3] + (1,), dtype=torch.float32))
 
 
@@ -152,12 +152,13 @@ def cudnn_attention_backward(grad: torch.Tensor, q: torch.Tensor, k: torch.Tenso
                              out: torch.Tensor, stats: torch.Tensor, is_causal: bool,
                              scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return _kernels.cudnn_backward(torch, _aligned(grad), _aligned(q), _aligned(k),
-                                   _aligned(v), attn_mask, out, stats, is_causal, scale)
+                                   _aligned(v), attn_mask, out, stats, is_causal, scale,
+                                   likes=(q, k, v))
 
 
 @cudnn_attention_backward.register_fake
 def _(grad, q, k, v, attn_mask, out, stats, is_causal, scale):
-    return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
+    return tuple(_kernels._like(torch, t) for t in (q, k, v))
 
 
 cudnn_attention.register_autograd(_backward_through(cudnn_attention_backward),
@@ -174,8 +175,9 @@ cudnn_attention.register_autograd(_backward_through(cudnn_attention_backward),
 class _CudnnAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, mask, is_causal, scale):
+        like = q
         q, k, v = _aligned(q), _aligned(k), _aligned(v)
-        out, stats = _kernels.cudnn_forward(torch, q, k, v, mask, is_causal, scale)
+        out, stats = _kernels.cudnn_forward(torch, q, k, v, mask, is_causal, scale, like=like)
         ctx.save_for_backward(q, k, v, mask, out, stats)
         ctx.is_causal, ctx.scale = is_causal, scale
         return out
@@ -211,7 +213,7 @@ def fused_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, sca
             return _CudnnAttention.apply(q, k, v, mask, bool(is_causal), scale)
         return _kernels.cudnn_forward(torch, _aligned(q), _aligned(k), _aligned(v), mask,
                                       bool(is_causal), scale,
-                                      with_stats=inference_stats(bool(is_causal)))[0]
+                                      with_stats=inference_stats(bool(is_causal)), like=q)[0]
     if kernel == "flash_v2" and flash_fits(q, k, v):
         return _flash_v2(q, k, v, mask, bool(is_causal), scale)
     with _torch_kernel():

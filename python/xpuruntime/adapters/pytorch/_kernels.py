@@ -34,9 +34,10 @@ def _source(*files):
 def _module(kind, variant):
     """One RawModule per source variant (dtype and tile choices), compiled on first use."""
     if kind == "norms":
-        type_name, vec, iters = variant
+        type_name, weight_name, vec, iters = variant
         code = _source("common.cuh", "norms.cu") + (
-            f"\nNORM_ENTRIES({_C_TYPES[type_name]}, {type_name}, {vec}, {iters})\n")
+            f"\nNORM_ENTRIES({_C_TYPES[type_name]}, {type_name}, {_C_TYPES[weight_name]}, "
+            f"{weight_name}, {vec}, {iters})\n")
     else:
         code = _source("common.cuh", "flash_v2.cu")
     return RawModule(code=code, options=("-std=c++17", "--use_fast_math"))
@@ -76,11 +77,13 @@ MAX_THREADS = 512  # the kernels' __launch_bounds__
 # 512), and backward blocks per multiprocessor (each sums its rows' weight gradients).
 NORM_ITERS_TARGET = 2
 NORM_BACKWARD_BLOCKS_PER_SM = 4
+# Threads of a block: short rows share one (Note [Rows of a norm block] in norms.cu).
+NORM_BLOCK_THREADS = 256
 
 
 def norm_plan(dtype, n, *tensors):
-    """(vec, threads, iters) for rows of n elements, or None when the fused kernel cannot
-    hold a row in registers (more than 512 threads x 16 vectors)."""
+    """(vec, threads per row, iters) for rows of n elements, or None when the fused kernel
+    cannot hold a row in registers (more than 512 threads x 16 vectors)."""
     name, size = _NAMES.get(str(dtype), (None, 0))
     if name is None or n <= 0:
         return None
@@ -93,49 +96,119 @@ def norm_plan(dtype, n, *tensors):
     return None if iters > MAX_ITERS else (vec, threads, iters)
 
 
+def _norm_launch(x2d, weight, bias, *others):
+    """(kernel name suffix, module, vec, threads per row, rows per block) of a norm call over
+    x2d and others (16-byte vectors where all are aligned); the weights' dtype is x's or
+    float32 (their gradients come out in it)."""
+    n = x2d.shape[1]
+    vec, tpr, iters = norm_plan(x2d.dtype, n, x2d, weight, bias, *others)
+    name = dtype_name(x2d.dtype)
+    param = next((t for t in (weight, bias) if t is not None), None)
+    weight_name = name if param is None else dtype_name(param.dtype)
+    per_block = max(1, NORM_BLOCK_THREADS // tpr)
+    suffix = f"{name}_{weight_name}_{vec}_{iters}"
+    return suffix, _module("norms", (name, weight_name, vec, iters)), vec, tpr, per_block
+
+
 def norm_forward(torch, rms, x2d, weight, bias, eps):
     """(y, mean, rstd) of a [rows, n] contiguous x; mean is empty for RMS norm."""
     rows, n = x2d.shape
-    vec, threads, iters = norm_plan(x2d.dtype, n, x2d, weight, bias)
-    name = dtype_name(x2d.dtype)
+    suffix, module, _, tpr, per_block = _norm_launch(x2d, weight, bias)
     y = torch.empty_like(x2d)
     rstd = torch.empty(rows, device=x2d.device, dtype=torch.float32)
     mean = torch.empty(0 if rms else rows, device=x2d.device, dtype=torch.float32)
     if rows == 0:
         return y, mean, rstd
-    kernel = _module("norms", (name, vec, iters)).get_function(
-        f"{'rms' if rms else 'layer'}_norm_fwd_{name}_{vec}_{iters}")
-    grid = min(rows, 1 << 20)
-    kernel((grid,), (threads,), (y.data_ptr(), _ptr(None if rms else mean), rstd.data_ptr(),
-           x2d.data_ptr(), _ptr(weight), _ptr(None if rms else bias), np.int64(rows),
-           np.int32(n), np.float32(eps)), stream=torch_stream(torch, x2d.device.index))
+    kernel = module.get_function(f"{'rms' if rms else 'layer'}_norm_fwd_{suffix}")
+    grid = min(-(-rows // per_block), 1 << 20)
+    kernel((grid,), (tpr * per_block,), (
+        y.data_ptr(), _ptr(None if rms else mean), rstd.data_ptr(), x2d.data_ptr(),
+        _ptr(weight), _ptr(None if rms else bias), np.int64(rows), np.int32(n),
+        np.int32(tpr), np.float32(eps)), stream=torch_stream(torch, x2d.device.index))
     return y, mean, rstd
 
 
-def norm_backward(torch, rms, dy2d, x2d, weight, mean, rstd, want_weight, want_bias):
-    """(dx, dweight_fp32 or None, dbias_fp32 or None)."""
+def norm_backward(torch, rms, dy2d, x2d, weight, bias, mean, rstd, want_weight, want_bias):
+    """(dx, dweight or None, dbias or None), the parameters' gradients in their dtype
+    (bias: only its dtype is read)."""
     rows, n = x2d.shape
-    vec, threads, iters = norm_plan(x2d.dtype, n, x2d, dy2d, weight)
-    name = dtype_name(x2d.dtype)
+    suffix, module, vec, tpr, per_block = _norm_launch(x2d, weight, bias, dy2d)
+    param = weight if weight is not None else bias
+    param_dtype = x2d.dtype if param is None else param.dtype
     dx = torch.empty_like(x2d)
     blocks = NORM_BACKWARD_BLOCKS_PER_SM * _multiprocessors(torch, x2d.device.index)
-    grid = max(1, min(rows, blocks))
+    grid = max(1, min(-(-rows // per_block), blocks))
     pw = torch.empty((grid, n), device=x2d.device, dtype=torch.float32) if want_weight else None
     pb = torch.empty((grid, n), device=x2d.device, dtype=torch.float32) if want_bias else None
+    dw = torch.empty(n, device=x2d.device, dtype=param_dtype) if want_weight else None
+    db = torch.empty(n, device=x2d.device, dtype=param_dtype) if want_bias else None
+    stream = torch_stream(torch, x2d.device.index)
     if rows:
-        kernel = _module("norms", (name, vec, iters)).get_function(
-            f"{'rms' if rms else 'layer'}_norm_bwd_{name}_{vec}_{iters}")
-        kernel((grid,), (threads,), (dx.data_ptr(), _ptr(pw), _ptr(pb), dy2d.data_ptr(),
-               x2d.data_ptr(), _ptr(weight), _ptr(None if rms else mean), rstd.data_ptr(),
-               np.int64(rows), np.int32(n)), stream=torch_stream(torch, x2d.device.index))
+        threads = tpr * per_block
+        module.get_function(f"{'rms' if rms else 'layer'}_norm_bwd_{suffix}")(
+            (grid,), (threads,), (dx.data_ptr(), _ptr(pw), _ptr(pb), dy2d.data_ptr(),
+                                  x2d.data_ptr(), _ptr(weight), _ptr(None if rms else mean),
+                                  rstd.data_ptr(), np.int64(rows), np.int32(n),
+                                  np.int32(tpr)),
+            shared_mem=threads * vec * 4, stream=stream)
     else:
         for p in (pw, pb):
             if p is not None:
                 p.zero_()
-    return dx, None if pw is None else pw.sum(0), None if pb is None else pb.sum(0)
+    if want_weight or want_bias:
+        weight_name = suffix.split("_")[1]
+        module.get_function(f"norm_grad_sum_{weight_name}")(
+            (-(-n // 32),), (512,), (_ptr(dw), _ptr(db), _ptr(pw), _ptr(pb), np.int32(grid),
+                                     np.int32(n)), stream=stream)
+    return dx, dw, db
+
+
+def column_sum(torch, g2d, dtype):
+    """The sum of g2d's rows ([rows, n] contiguous, 16 or 32 bits) in dtype (x's or
+    float32), accumulated in float32 in a fixed order: a linear layer's bias gradient. None
+    when the norms' row plan cannot hold a row (the caller sums with torch)."""
+    rows, n = g2d.shape
+    plan = norm_plan(g2d.dtype, n, g2d)
+    out_name = dtype_name(dtype)
+    if plan is None or out_name is None or rows == 0:
+        return None
+    vec, tpr, iters = plan
+    name = dtype_name(g2d.dtype)
+    module = _module("norms", (name, out_name, vec, iters))
+    per_block = max(1, NORM_BLOCK_THREADS // tpr)
+    grid = max(1, min(-(-rows // per_block),
+                      NORM_BACKWARD_BLOCKS_PER_SM * _multiprocessors(torch, g2d.device.index)))
+    partial = torch.empty((grid, n), device=g2d.device, dtype=torch.float32)
+    out = torch.empty(n, device=g2d.device, dtype=dtype)
+    stream = torch_stream(torch, g2d.device.index)
+    threads = tpr * per_block
+    module.get_function(f"column_partials_{name}_{out_name}_{vec}_{iters}")(
+        (grid,), (threads,), (partial.data_ptr(), g2d.data_ptr(), np.int64(rows), np.int32(n),
+                              np.int32(tpr)), shared_mem=threads * vec * 4, stream=stream)
+    module.get_function(f"norm_grad_sum_{out_name}")(
+        (-(-n // 32),), (512,), (0, out.data_ptr(), 0, partial.data_ptr(), np.int32(grid),
+                                 np.int32(n)), stream=stream)
+    return out
 
 
 # ---- flash_v2 -----------------------------------------------------------------------------
+
+# Note [Attention outputs' layout]: the output and the gradients take their input's layout
+# (torch.empty_like orders the strides as the input's), as torch's SDPA does. q, k and v cut
+# from one [B, S, 3, H, D] projection and transposed to [B, H, S, D] then give an output
+# whose transpose back to [B, S, H * D] is a view, and gradients that the projection's
+# backward gathers without transposing: contiguous [B, H, S, D] tensors cost a copy and a
+# transposing cat per layer (36 us of a small GPT's 1.6 ms step on the H200).
+def _like(torch, t, last=None):
+    """An empty tensor of t's shape (last dimension `last`) in t's stride order; fake
+    tensors (a custom op's fake kernel) get the same strides as real ones."""
+    if last is None or last == t.shape[-1]:
+        return torch.empty_like(t, memory_format=torch.preserve_format)
+    order = sorted(range(t.dim()), key=lambda i: -t.stride(i))
+    shape = list(t.shape[:-1]) + [last]
+    base = torch.empty([shape[i] for i in order], device=t.device, dtype=t.dtype)
+    return base.permute([order.index(i) for i in range(t.dim())])
+
 
 HEAD_DIMS = (64, 128)
 # Warps of a forward block (16 query rows each). 8 share each K/V tile between 128 rows, but
@@ -160,12 +233,12 @@ def _mask_strides(mask):
     return tuple(np.int64(s) for s in mask.stride()[:3])
 
 
-def flash_forward(torch, q, k, v, mask, is_causal, scale):
+def flash_forward(torch, q, k, v, mask, is_causal, scale, like=None):
     """(out, lse2) for [B, H, S, D] inputs (D in HEAD_DIMS, last stride 1); lse2 is the
-    log-sum-exp in base 2, fp32 [B, H, Sq]."""
+    log-sum-exp in base 2, fp32 [B, H, Sq]; out is laid out as `like` (default q)."""
     b, h, sq, d = q.shape
     sk = k.shape[2]
-    out = torch.empty((b, h, sq, d), device=q.device, dtype=q.dtype)
+    out = _like(torch, q if like is None else like)  # Note [Attention outputs' layout]
     lse = torch.empty((b, h, sq), device=q.device, dtype=torch.float32)
     if b * h * sq == 0:
         return out, lse
@@ -225,11 +298,14 @@ def compile_sources(arch="sm_90"):
     compiled.append(_cuda._compile(flash, "flash_fwd_bf16_128_w8", arch=arch,
                                    options=["-std=c++17", "--use_fast_math"]))
     for name in ("f16", "bf16", "f32"):
-        for vec in ((1, 8) if name != "f32" else (1, 4)):
-            code = _source("common.cuh", "norms.cu") + (
-                f"\nNORM_ENTRIES({_C_TYPES[name]}, {name}, {vec}, 4)\n")
-            compiled.append(_cuda._compile(code, f"layer_norm_fwd_{name}_{vec}_4", arch=arch,
-                                           options=["-std=c++17", "--use_fast_math"]))
+        for weight_name in {name, "f32"}:
+            for vec in ((1, 8) if name != "f32" else (1, 4)):
+                code = _source("common.cuh", "norms.cu") + (
+                    f"\nNORM_ENTRIES({_C_TYPES[name]}, {name}, {_C_TYPES[weight_name]}, "
+                    f"{weight_name}, {vec}, 4)\n")
+                compiled.append(_cuda._compile(
+                    code, f"layer_norm_bwd_{name}_{weight_name}_{vec}_4", arch=arch,
+                    options=["-std=c++17", "--use_fast_math"]))
     return compiled
 
 
@@ -268,21 +344,22 @@ def _cudnn_run(torch, backward, q, tensors, mask, is_causal, stats, write_stats,
                               float(scale), torch._C._cuda_getCurrentRawStream(index))
 
 
-def cudnn_forward(torch, q, k, v, mask, is_causal, scale, with_stats=True):
+def cudnn_forward(torch, q, k, v, mask, is_causal, scale, with_stats=True, like=None):
     """(out, stats) of cuDNN's fused attention for [B, H, S, D] inputs (16-byte rows, last
     stride 1); stats is fp32 [B, H, Sq, 1] (max + log of the row's sum), None without
-    with_stats."""
+    with_stats; out is laid out as `like` (default q)."""
     b, h, sq, _ = q.shape
-    out = torch.empty((b, h, sq, v.shape[-1]), device=q.device, dtype=q.dtype)
+    out = _like(torch, q if like is None else like, v.shape[-1])
     stats = (torch.empty((b, h, sq, 1), device=q.device, dtype=torch.float32)
              if with_stats else None)
     _cudnn_run(torch, False, q, (q, k, v, out), mask, is_causal, stats, with_stats, scale)
     return out, stats
 
 
-def cudnn_backward(torch, grad, q, k, v, mask, out, stats, is_causal, scale):
-    """(dq, dk, dv), contiguous, from the forward's out and stats."""
-    dq, dk, dv = (torch.empty(t.shape, device=t.device, dtype=t.dtype) for t in (q, k, v))
+def cudnn_backward(torch, grad, q, k, v, mask, out, stats, is_causal, scale, likes=None):
+    """(dq, dk, dv) from the forward's out and stats, laid out as `likes` (default q, k and
+    v: Note [Attention outputs' layout])."""
+    dq, dk, dv = (_like(torch, t) for t in (likes or (q, k, v)))
     _cudnn_run(torch, True, q, (q, k, v, out, grad, dq, dk, dv), mask, is_causal, stats,
                False, scale)
     return dq, dk, dv

@@ -1,22 +1,37 @@
 // python/xpuruntime/adapters/pytorch/kernels/norms.cu: fused layer norm and RMS norm,
-// forward and backward, one block per row: the row is read once into registers (16-byte
-// loads), reduced in fp32, normalised and written once.
+// forward and backward: each row is read once into registers (16-byte loads), reduced in
+// fp32, normalised and written once.
 //
-// Each launch is one instantiation <T, VEC, ITERS>: a thread holds ITERS vectors of VEC
+// Each launch is one instantiation <T, W, VEC, ITERS>: a thread holds ITERS vectors of VEC
 // elements; columns past n are zeros that never reach memory. The host picks VEC = 16 bytes
 // when the row allows it (n % VEC == 0, aligned), else 1.
 
+// Note [Rows of a norm block]: a row is spread over `tpr` threads (a multiple of 32, a
+// run-time argument), and a block of blockDim.x threads holds blockDim.x / tpr rows at once.
+// Short rows (tpr = 32: a warp each, reduced by shuffles alone) would otherwise leave a
+// block of one warp per multiprocessor slot, far from enough loads in flight (the backward
+// pass of 2048 x 256 bf16 rows ran 7.5 us with 4 warps per multiprocessor). The weights
+// (and bias) may be float32 under bf16/fp16 rows (W = float, autocast's fp32 parameters):
+// no cast before the call, and their gradients come out in their own dtype.
+
+/// ITERS vectors of VEC elements of a row of n, from column (it * tpr + lane) * VEC; zeros
+/// past n. Vectors of 16 bytes or a multiple of 16 load as 16-byte pieces.
 template <typename T, int VEC, int ITERS>
-__device__ __forceinline__ void load_row(const T* row, int n, float (&v)[ITERS][VEC]) {
+__device__ __forceinline__ void load_row(const T* row, int n, int lane, int tpr,
+                                         float (&v)[ITERS][VEC]) {
 #pragma unroll
   for (int it = 0; it < ITERS; ++it) {
-    int col = (it * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x)) * VEC;
+    int col = (it * tpr + lane) * VEC;
     if (col < n) {
-      if (VEC * sizeof(T) == 16) {
-        uint4 raw = *reinterpret_cast<const uint4*>(row + col);
-        const T* e = reinterpret_cast<const T*>(&raw);
+      if ((VEC * sizeof(T)) % 16 == 0) {
+        constexpr int PER = 16 / sizeof(T);
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) v[it][j] = to_float(e[j]);
+        for (int piece = 0; piece < VEC / PER; ++piece) {
+          uint4 raw = *reinterpret_cast<const uint4*>(row + col + piece * PER);
+          const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+          for (int j = 0; j < PER; ++j) v[it][piece * PER + j] = to_float(e[j]);
+        }
       } else {
 #pragma unroll
         for (int j = 0; j < VEC; ++j) v[it][j] = to_float(row[col + j]);
@@ -29,17 +44,22 @@ __device__ __forceinline__ void load_row(const T* row, int n, float (&v)[ITERS][
 }
 
 template <typename T, int VEC, int ITERS>
-__device__ __forceinline__ void store_row(T* row, int n, const float (&v)[ITERS][VEC]) {
+__device__ __forceinline__ void store_row(T* row, int n, int lane, int tpr,
+                                          const float (&v)[ITERS][VEC]) {
 #pragma unroll
   for (int it = 0; it < ITERS; ++it) {
-    int col = (it * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x)) * VEC;
+    int col = (it * tpr + lane) * VEC;
     if (col >= n) continue;
-    if (VEC * sizeof(T) == 16) {
-      uint4 raw;
-      T* e = reinterpret_cast<T*>(&raw);
+    if ((VEC * sizeof(T)) % 16 == 0) {
+      constexpr int PER = 16 / sizeof(T);
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) e[j] = from_float<T>(v[it][j]);
-      *reinterpret_cast<uint4*>(row + col) = raw;
+      for (int piece = 0; piece < VEC / PER; ++piece) {
+        uint4 raw;
+        T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+        for (int j = 0; j < PER; ++j) e[j] = from_float<T>(v[it][piece * PER + j]);
+        *reinterpret_cast<uint4*>(row + col + piece * PER) = raw;
+      }
     } else {
 #pragma unroll
       for (int j = 0; j < VEC; ++j) row[col + j] = from_float<T>(v[it][j]);
@@ -47,19 +67,39 @@ __device__ __forceinline__ void store_row(T* row, int n, const float (&v)[ITERS]
   }
 }
 
-__device__ __forceinline__ bool in_row(int it, int n, int VEC) {
-  return (it * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x)) * VEC < n;
+__device__ __forceinline__ bool in_row(int it, int n, int lane, int tpr, int VEC) {
+  return (it * tpr + lane) * VEC < n;
+}
+
+/// The sum over the tpr threads of this thread's row, returned to each of them. Every
+/// thread of the block calls it together when tpr > 32 (it meets two barriers); `shared`
+/// holds a float per warp and may be reused by the next call.
+__device__ __forceinline__ float row_sum(float v, float* shared, int tpr) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if (tpr == 32) return v;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, per = tpr >> 5;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  float s = 0.f;
+  for (int i = warp / per * per, end = i + per; i < end; ++i) s += shared[i];
+  return s;
 }
 
 /// y = (x - mean) * rstd * w + b (RMS: x * rstd * w, no mean); saves mean and rstd (fp32)
 /// per row for the backward pass. w and b may be null.
-template <typename T, int VEC, int ITERS, bool RMS>
-__device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x, const T* w,
-                             const T* b, long long rows, int n, float eps) {
+template <typename T, typename W, int VEC, int ITERS, bool RMS>
+__device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x, const W* w,
+                             const W* b, long long rows, int n, int tpr, float eps) {
   __shared__ float shared[32];
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+  const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr, lane = threadIdx.x % tpr;
+  // Every thread walks the same row groups, so the barriers in row_sum line up.
+  for (long long first = static_cast<long long>(blockIdx.x) * per_block; first < rows;
+       first += static_cast<long long>(gridDim.x) * per_block) {
+    const long long row = first + slot;
+    const bool live = row < rows;
     float v[ITERS][VEC];
-    load_row<T, VEC, ITERS>(x + row * n, n, v);
+    load_row<T, VEC, ITERS>(x + (live ? row : 0) * n, live ? n : 0, lane, tpr, v);
     float mean = 0.f;
     if (!RMS) {
       float s = 0.f;
@@ -67,19 +107,20 @@ __device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x,
       for (int it = 0; it < ITERS; ++it)
 #pragma unroll
         for (int j = 0; j < VEC; ++j) s += v[it][j];
-      mean = block_sum(s, shared) / n;
+      mean = row_sum(s, shared, tpr) / n;
     }
     float sq = 0.f;
 #pragma unroll
     for (int it = 0; it < ITERS; ++it) {
-      if (!in_row(it, n, VEC)) continue;
+      if (!in_row(it, n, lane, tpr, VEC)) continue;
 #pragma unroll
       for (int j = 0; j < VEC; ++j) {
         float d = v[it][j] - mean;
         sq += d * d;
       }
     }
-    float rstd = rsqrtf(block_sum(sq, shared) / n + eps);
+    float rstd = rsqrtf(row_sum(sq, shared, tpr) / n + eps);
+    if (!live) continue;
 #pragma unroll
     for (int it = 0; it < ITERS; ++it)
 #pragma unroll
@@ -88,7 +129,7 @@ __device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x,
     // than held in registers across rows: fewer registers, more rows in flight per SM.
     if (w) {
       float wv[ITERS][VEC];
-      load_row<T, VEC, ITERS>(w, n, wv);
+      load_row<W, VEC, ITERS>(w, n, lane, tpr, wv);
 #pragma unroll
       for (int it = 0; it < ITERS; ++it)
 #pragma unroll
@@ -96,39 +137,67 @@ __device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x,
     }
     if (b) {
       float bv[ITERS][VEC];
-      load_row<T, VEC, ITERS>(b, n, bv);
+      load_row<W, VEC, ITERS>(b, n, lane, tpr, bv);
 #pragma unroll
       for (int it = 0; it < ITERS; ++it)
 #pragma unroll
         for (int j = 0; j < VEC; ++j) v[it][j] += bv[it][j];
     }
-    store_row<T, VEC, ITERS>(y + row * n, n, v);
-    if (threadIdx.x == 0) {
+    store_row<T, VEC, ITERS>(y + row * n, n, lane, tpr, v);
+    if (lane == 0) {
       if (mean_out) mean_out[row] = mean;
       rstd_out[row] = rstd;
     }
   }
 }
 
+/// The block's column sums of acc over its rows' slots into out[n] (one partial row): the
+/// slots' values meet in shared memory, one vector column at a time.
+template <int VEC, int ITERS>
+__device__ __forceinline__ void block_partial(float* out, int n, int lane, int tpr,
+                                              const float (&acc)[ITERS][VEC], float* stage) {
+  const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr;
+#pragma unroll
+  for (int it = 0; it < ITERS; ++it) {
+    const int base = it * tpr * VEC;  // first column of this vector column
+    if (base >= n) break;
+    __syncthreads();  // the previous round's readers are done with stage
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) stage[(slot * tpr + lane) * VEC + j] = acc[it][j];
+    __syncthreads();
+    for (int c = threadIdx.x; c < tpr * VEC && base + c < n; c += blockDim.x) {
+      float s = 0.f;
+      for (int r = 0; r < per_block; ++r) s += stage[r * tpr * VEC + c];
+      out[base + c] = s;
+    }
+  }
+}
+
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w (RMS: no mean(g));
-/// each block also sums dy * xhat and dy over its rows into partial[block][n] (dw) and
-/// partial_b[block][n] (db), which the host reduces over blocks.
-template <typename T, int VEC, int ITERS, bool RMS>
+/// each block also sums dy * xhat and dy over its rows into partial_w[block][n] (dw) and
+/// partial_b[block][n] (db), which norm_grad_sum adds up over blocks.
+template <typename T, typename W, int VEC, int ITERS, bool RMS>
 __device__ void norm_backward(T* dx, float* partial_w, float* partial_b, const T* dy,
-                              const T* x, const T* w, const float* mean_in,
-                              const float* rstd_in, long long rows, int n) {
+                              const T* x, const W* w, const float* mean_in,
+                              const float* rstd_in, long long rows, int n, int tpr) {
   __shared__ float shared[32];
+  extern __shared__ float stage[];  // blockDim.x * VEC floats
+  const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr, lane = threadIdx.x % tpr;
   float acc_w[ITERS][VEC], acc_b[ITERS][VEC];
 #pragma unroll
   for (int it = 0; it < ITERS; ++it)
 #pragma unroll
     for (int j = 0; j < VEC; ++j) acc_w[it][j] = acc_b[it][j] = 0.f;
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+  for (long long first = static_cast<long long>(blockIdx.x) * per_block; first < rows;
+       first += static_cast<long long>(gridDim.x) * per_block) {
+    const long long row = first + slot;
+    const bool live = row < rows;
+    const int m = live ? n : 0;  // a slot past the last row reads and adds zeros
     float xv[ITERS][VEC], g[ITERS][VEC], wv[ITERS][VEC];
-    load_row<T, VEC, ITERS>(x + row * n, n, xv);
-    load_row<T, VEC, ITERS>(dy + row * n, n, g);
-    if (w) load_row<T, VEC, ITERS>(w, n, wv);  // from L1/L2, as in the forward pass
-    float mean = RMS ? 0.f : mean_in[row], rstd = rstd_in[row];
+    load_row<T, VEC, ITERS>(x + (live ? row : 0) * n, m, lane, tpr, xv);
+    load_row<T, VEC, ITERS>(dy + (live ? row : 0) * n, m, lane, tpr, g);
+    if (w) load_row<W, VEC, ITERS>(w, n, lane, tpr, wv);  // from L1/L2, as in the forward
+    float mean = RMS || !live ? 0.f : mean_in[row], rstd = live ? rstd_in[row] : 0.f;
     float sum_g = 0.f, sum_gx = 0.f;
 #pragma unroll
     for (int it = 0; it < ITERS; ++it)
@@ -138,46 +207,126 @@ __device__ void norm_backward(T* dx, float* partial_w, float* partial_b, const T
         acc_w[it][j] += g[it][j] * xhat;
         acc_b[it][j] += g[it][j];
         if (w) g[it][j] *= wv[it][j];
-        xv[it][j] = in_row(it, n, VEC) ? xhat : 0.f;
+        xv[it][j] = in_row(it, n, lane, tpr, VEC) ? xhat : 0.f;
         sum_g += g[it][j];
         sum_gx += g[it][j] * xv[it][j];
       }
-    float mean_gx = block_sum(sum_gx, shared) / n;
-    float mean_g = RMS ? 0.f : block_sum(sum_g, shared) / n;
+    float mean_gx = row_sum(sum_gx, shared, tpr) / n;
+    float mean_g = RMS ? 0.f : row_sum(sum_g, shared, tpr) / n;
+    if (!live) continue;
 #pragma unroll
     for (int it = 0; it < ITERS; ++it)
 #pragma unroll
       for (int j = 0; j < VEC; ++j) g[it][j] = rstd * (g[it][j] - mean_g - xv[it][j] * mean_gx);
-    store_row<T, VEC, ITERS>(dx + row * n, n, g);
+    store_row<T, VEC, ITERS>(dx + row * n, n, lane, tpr, g);
   }
   const long long own = blockIdx.x * static_cast<long long>(n);  // this block's partial row
-  if (partial_w) store_row<float, VEC, ITERS>(partial_w + own, n, acc_w);
-  if (partial_b) store_row<float, VEC, ITERS>(partial_b + own, n, acc_b);
+  if (partial_w) block_partial<VEC, ITERS>(partial_w + own, n, lane, tpr, acc_w, stage);
+  if (partial_b) block_partial<VEC, ITERS>(partial_b + own, n, lane, tpr, acc_b, stage);
 }
 
-// The entry points, one per (norm, dtype, VEC, ITERS): NORM_ENTRIES(T, name, VEC, ITERS).
+/// The column sums of g's rows (a linear layer's bias gradient) into one partial row per
+/// block, as norm_backward sums dy for db; norm_grad_sum adds the partial rows up.
+template <typename T, int VEC, int ITERS>
+__device__ void column_partials(float* partial, const T* g, long long rows, int n, int tpr) {
+  extern __shared__ float stage[];  // blockDim.x * VEC floats
+  const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr, lane = threadIdx.x % tpr;
+  float acc[ITERS][VEC], v[ITERS][VEC];
+#pragma unroll
+  for (int it = 0; it < ITERS; ++it)
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) acc[it][j] = 0.f;
+  for (long long row = static_cast<long long>(blockIdx.x) * per_block + slot; row < rows;
+       row += static_cast<long long>(gridDim.x) * per_block) {
+    load_row<T, VEC, ITERS>(g + row * n, n, lane, tpr, v);
+#pragma unroll
+    for (int it = 0; it < ITERS; ++it)
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) acc[it][j] += v[it][j];
+  }
+  block_partial<VEC, ITERS>(partial + blockIdx.x * static_cast<long long>(n), n, lane, tpr,
+                            acc, stage);
+}
+
+/// dw[c] = sum over parts of partial_w[part][c] (and db alike), in the weights' dtype: a
+/// block of 32 columns x LANES lanes of parts, each lane's loads issued four at a time, the
+/// lanes' sums met in shared memory. The order of the additions is fixed, so the gradients
+/// are the same from run to run.
+template <typename W>
+__device__ void norm_grad_sum(W* dw, W* db, const float* partial_w, const float* partial_b,
+                              int parts, int n) {
+  constexpr int LANES = 16;
+  __shared__ float sw[LANES][33], sb[LANES][33];
+  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+  const int col = blockIdx.x * 32 + tx;
+  float a = 0.f, c = 0.f;
+  if (col < n) {
+    int p = ty;
+    for (; p + 3 * LANES < parts; p += 4 * LANES) {
+      float va[4] = {0.f, 0.f, 0.f, 0.f}, vb[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const long long at = static_cast<long long>(p + u * LANES) * n + col;
+        if (partial_w) va[u] = partial_w[at];
+        if (partial_b) vb[u] = partial_b[at];
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        a += va[u];
+        c += vb[u];
+      }
+    }
+    for (; p < parts; p += LANES) {
+      if (partial_w) a += partial_w[static_cast<long long>(p) * n + col];
+      if (partial_b) c += partial_b[static_cast<long long>(p) * n + col];
+    }
+  }
+  sw[ty][tx] = a;
+  sb[ty][tx] = c;
+  __syncthreads();
+  if (ty == 0 && col < n) {
+    for (int r = 1; r < LANES; ++r) {
+      a += sw[r][tx];
+      c += sb[r][tx];
+    }
+    if (dw) dw[col] = from_float<W>(a);
+    if (db) db[col] = from_float<W>(c);
+  }
+}
+
+// The entry points, one per (norm, dtype, weights' dtype, VEC, ITERS):
+// NORM_ENTRIES(T, TN, W, WN, VEC, ITERS), with column_partials and norm_grad_sum_WN.
 // Note: at most 512 threads a block, so that the compiler keeps a thread within 128
 // registers (1024 threads of the backward pass asked for more than a multiprocessor has:
 // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, seen on the H200).
 #define NORM_BOUNDS __launch_bounds__(512)
-#define NORM_ENTRIES(T, TN, VEC, ITERS)                                                     \
-  extern "C" __global__ void NORM_BOUNDS layer_norm_fwd_##TN##_##VEC##_##ITERS(             \
-      T* y, float* mean, float* rstd, const T* x, const T* w, const T* b, long long rows,   \
-      int n, float eps) {                                                                   \
-    norm_forward<T, VEC, ITERS, false>(y, mean, rstd, x, w, b, rows, n, eps);              \
-  }                                                                                         \
-  extern "C" __global__ void NORM_BOUNDS rms_norm_fwd_##TN##_##VEC##_##ITERS(               \
-      T* y, float* mean, float* rstd, const T* x, const T* w, const T* b, long long rows,   \
-      int n, float eps) {                                                                   \
-    norm_forward<T, VEC, ITERS, true>(y, nullptr, rstd, x, w, nullptr, rows, n, eps);      \
-  }                                                                                         \
-  extern "C" __global__ void NORM_BOUNDS layer_norm_bwd_##TN##_##VEC##_##ITERS(             \
-      T* dx, float* pw, float* pb, const T* dy, const T* x, const T* w, const float* mean,  \
-      const float* rstd, long long rows, int n) {                                           \
-    norm_backward<T, VEC, ITERS, false>(dx, pw, pb, dy, x, w, mean, rstd, rows, n);        \
-  }                                                                                         \
-  extern "C" __global__ void NORM_BOUNDS rms_norm_bwd_##TN##_##VEC##_##ITERS(               \
-      T* dx, float* pw, float* pb, const T* dy, const T* x, const T* w, const float* mean,  \
-      const float* rstd, long long rows, int n) {                                           \
-    norm_backward<T, VEC, ITERS, true>(dx, pw, nullptr, dy, x, w, nullptr, rstd, rows, n); \
+#define NORM_ENTRIES(T, TN, W, WN, VEC, ITERS)                                                \
+  extern "C" __global__ void NORM_BOUNDS layer_norm_fwd_##TN##_##WN##_##VEC##_##ITERS(        \
+      T* y, float* mean, float* rstd, const T* x, const W* w, const W* b, long long rows,     \
+      int n, int tpr, float eps) {                                                            \
+    norm_forward<T, W, VEC, ITERS, false>(y, mean, rstd, x, w, b, rows, n, tpr, eps);        \
+  }                                                                                           \
+  extern "C" __global__ void NORM_BOUNDS rms_norm_fwd_##TN##_##WN##_##VEC##_##ITERS(          \
+      T* y, float* mean, float* rstd, const T* x, const W* w, const W* b, long long rows,     \
+      int n, int tpr, float eps) {                                                            \
+    norm_forward<T, W, VEC, ITERS, true>(y, nullptr, rstd, x, w, nullptr, rows, n, tpr, eps);\
+  }                                                                                           \
+  extern "C" __global__ void NORM_BOUNDS layer_norm_bwd_##TN##_##WN##_##VEC##_##ITERS(        \
+      T* dx, float* pw, float* pb, const T* dy, const T* x, const W* w, const float* mean,    \
+      const float* rstd, long long rows, int n, int tpr) {                                    \
+    norm_backward<T, W, VEC, ITERS, false>(dx, pw, pb, dy, x, w, mean, rstd, rows, n, tpr);  \
+  }                                                                                           \
+  extern "C" __global__ void NORM_BOUNDS rms_norm_bwd_##TN##_##WN##_##VEC##_##ITERS(          \
+      T* dx, float* pw, float* pb, const T* dy, const T* x, const W* w, const float* mean,    \
+      const float* rstd, long long rows, int n, int tpr) {                                    \
+    norm_backward<T, W, VEC, ITERS, true>(dx, pw, nullptr, dy, x, w, nullptr, rstd, rows, n, \
+                                          tpr);                                               \
+  }                                                                                           \
+  extern "C" __global__ void NORM_BOUNDS column_partials_##TN##_##WN##_##VEC##_##ITERS(      \
+      float* partial, const T* g, long long rows, int n, int tpr) {                           \
+    column_partials<T, VEC, ITERS>(partial, g, rows, n, tpr);                                 \
+  }                                                                                           \
+  extern "C" __global__ void __launch_bounds__(512) norm_grad_sum_##WN(                       \
+      W* dw, W* db, const float* pw, const float* pb, int parts, int n) {                     \
+    norm_grad_sum<W>(dw, db, pw, pb, parts, n);                                               \
   }
