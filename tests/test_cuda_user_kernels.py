@@ -63,6 +63,31 @@ def test_raw_kernel_argument_types_follow_cupy():
     assert to_numpy(out).tolist() == [1, 2**40 + 3, 0.1, 0.25, -7, 200, 1.5, -2.5]
 
 
+# A static __shared__ array beside dynamic shared memory: each thread writes and reads
+# back its slot of both, at the far end of the dynamic part.
+SHARED_BOTH = r'''
+extern "C" __global__ void shared_both(float* out, int floats) {
+  __shared__ float own[256];
+  extern __shared__ float dynamic[];
+  own[threadIdx.x] = threadIdx.x;
+  dynamic[floats - 1 - threadIdx.x] = 2.f * threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = own[threadIdx.x] + dynamic[floats - 1 - threadIdx.x];
+}
+'''
+
+
+@pytest.mark.parametrize("dynamic_kb", [47, 48, 64])
+def test_raw_kernel_dynamic_shared_memory_beside_static_past_48_kb(dynamic_kb):
+    """The launch opts the function in when static and dynamic memory together pass 48 KB
+    (48 KB of dynamic memory beside 1 KB of static failed with CUDA_ERROR_INVALID_VALUE)."""
+    k = xrt.RawKernel(SHARED_BOTH, "shared_both")
+    out = xrt.zeros((256,), dtype=xrt.float32, device="cuda:0")
+    floats = dynamic_kb * 1024 // 4
+    k((1,), (256,), (out, np.int32(floats)), shared_mem=dynamic_kb * 1024)
+    assert to_numpy(out).tolist() == [3.0 * i for i in range(256)]
+
+
 def test_raw_kernel_bad_arguments_are_type_errors():
     k = xrt.RawKernel(SCALE, "scale")
     with pytest.raises(TypeError, match="exactly one element"):

@@ -74,13 +74,20 @@ void UserKernel::launch(Dim3 grid, Dim3 block, size_t shared_bytes, const Stream
   activate(device.index);
   auto& slot = handles_[static_cast<size_t>(device.index)];
   CUfunction f = compiled_function(slot, device.index, source_, name_);
-  // Note: past 48 KB of dynamic shared memory a function must opt in (Hopper allows up to
-  // 227 KB); CuPy makes its users set the attribute, here a launch that asks for more
-  // raises the function's limit itself (cheap next to the launch).
-  if (shared_bytes > 48 * 1024)
-    check(driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      static_cast<int>(shared_bytes)),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  // Note: past 48 KB of shared memory, static and dynamic together, a function must opt in
+  // (Hopper allows up to 227 KB); CuPy makes its users set the attribute, here a launch
+  // that asks for more raises the function's limit itself (cheap next to the launch). The
+  // static part is read only for launches that come near the line: 48 KB of dynamic memory
+  // beside a kernel's own __shared__ array failed with CUDA_ERROR_INVALID_VALUE.
+  if (shared_bytes > 32 * 1024) {
+    int static_bytes = 0;
+    check(driver().cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
+          "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+    if (shared_bytes + static_cast<size_t>(static_bytes) > 48 * 1024)
+      check(driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        static_cast<int>(shared_bytes)),
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  }
   cuda::launch(f, grid, block, shared_bytes, static_cast<CUstream>(stream.handle()),
                args.pointers());
 }

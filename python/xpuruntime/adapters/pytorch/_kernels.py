@@ -30,7 +30,7 @@ def _source(*files):
     return "\n".join(text)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module(kind, variant):
     """One RawModule per source variant (dtype and tile choices), compiled on first use."""
     if kind == "norms":
@@ -64,9 +64,15 @@ def _ptr(t):
     return 0 if t is None else t.data_ptr()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _multiprocessors(torch, index):
     return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+@functools.cache
+def _shared_per_multiprocessor(torch, index):
+    props = torch.cuda.get_device_properties(index)
+    return getattr(props, "shared_memory_per_multiprocessor", 0) or 100 << 10
 
 
 # ---- norms --------------------------------------------------------------------------------
@@ -79,6 +85,9 @@ NORM_ITERS_TARGET = 2
 NORM_BACKWARD_BLOCKS_PER_SM = 4
 # Threads of a block: short rows share one (Note [Rows of a norm block] in norms.cu).
 NORM_BLOCK_THREADS = 256
+# Rows in flight per thread, forward and backward, where rows load as 16-byte pieces (Note
+# [Norm rows in flight]; NORM_FORWARD_STAGES and NORM_BACKWARD_STAGES in norms.cu).
+NORM_STAGES = (3, 2)
 
 
 def norm_plan(dtype, n, *tensors):
@@ -97,9 +106,9 @@ def norm_plan(dtype, n, *tensors):
 
 
 def _norm_launch(x2d, weight, bias, *others):
-    """(kernel name suffix, module, vec, threads per row, rows per block) of a norm call over
-    x2d and others (16-byte vectors where all are aligned); the weights' dtype is x's or
-    float32 (their gradients come out in it)."""
+    """(kernel name suffix, module, vec, threads per row, iters, rows per block) of a norm
+    call over x2d and others (16-byte vectors where all are aligned); the weights' dtype is
+    x's or float32 (their gradients come out in it)."""
     n = x2d.shape[1]
     vec, tpr, iters = norm_plan(x2d.dtype, n, x2d, weight, bias, *others)
     name = dtype_name(x2d.dtype)
@@ -107,50 +116,70 @@ def _norm_launch(x2d, weight, bias, *others):
     weight_name = name if param is None else dtype_name(param.dtype)
     per_block = max(1, NORM_BLOCK_THREADS // tpr)
     suffix = f"{name}_{weight_name}_{vec}_{iters}"
-    return suffix, _module("norms", (name, weight_name, vec, iters)), vec, tpr, per_block
+    return suffix, _module("norms", (name, weight_name, vec, iters)), vec, tpr, iters, per_block
 
 
 def norm_forward(torch, rms, x2d, weight, bias, eps):
     """(y, mean, rstd) of a [rows, n] contiguous x; mean is empty for RMS norm."""
     rows, n = x2d.shape
-    suffix, module, _, tpr, per_block = _norm_launch(x2d, weight, bias)
+    suffix, module, vec, tpr, iters, per_block = _norm_launch(x2d, weight, bias)
     y = torch.empty_like(x2d)
     rstd = torch.empty(rows, device=x2d.device, dtype=torch.float32)
     mean = torch.empty(0 if rms else rows, device=x2d.device, dtype=torch.float32)
     if rows == 0:
         return y, mean, rstd
     kernel = module.get_function(f"{'rms' if rms else 'layer'}_norm_fwd_{suffix}")
-    grid = min(-(-rows // per_block), 1 << 20)
-    kernel((grid,), (tpr * per_block,), (
+    threads = tpr * per_block
+    ring = _ring_bytes(vec, iters, threads, NORM_STAGES[0], 1)
+    grid = _norm_grid(torch, x2d, rows, per_block, threads, ring, 1 << 20)
+    kernel((grid,), (threads,), (
         y.data_ptr(), _ptr(None if rms else mean), rstd.data_ptr(), x2d.data_ptr(),
         _ptr(weight), _ptr(None if rms else bias), np.int64(rows), np.int32(n),
-        np.int32(tpr), np.float32(eps)), stream=torch_stream(torch, x2d.device.index))
+        np.int32(tpr), np.float32(eps)), shared_mem=ring,
+        stream=torch_stream(torch, x2d.device.index))
     return y, mean, rstd
+
+
+def _ring_bytes(vec, iters, threads, stages, sources):
+    """Shared memory of the rows in flight (none where rows load element by element)."""
+    return stages * sources * iters * threads * 16 if vec > 1 else 0
+
+
+def _norm_grid(torch, x2d, rows, per_block, threads, ring, most):
+    """Blocks of a norm launch: persistent (as many as fit the multiprocessors at once, by
+    threads and shared memory) when rows go through the ring, else one per row group."""
+    groups = -(-rows // per_block)
+    if not ring:
+        return max(1, min(groups, most))
+    index = x2d.device.index
+    fit = min(2048 // threads, _shared_per_multiprocessor(torch, index) // ring)
+    return max(1, min(groups, most, max(1, fit) * _multiprocessors(torch, index)))
 
 
 def norm_backward(torch, rms, dy2d, x2d, weight, bias, mean, rstd, want_weight, want_bias):
     """(dx, dweight or None, dbias or None), the parameters' gradients in their dtype
     (bias: only its dtype is read)."""
     rows, n = x2d.shape
-    suffix, module, vec, tpr, per_block = _norm_launch(x2d, weight, bias, dy2d)
+    suffix, module, vec, tpr, iters, per_block = _norm_launch(x2d, weight, bias, dy2d)
     param = weight if weight is not None else bias
     param_dtype = x2d.dtype if param is None else param.dtype
     dx = torch.empty_like(x2d)
+    threads = tpr * per_block
+    ring = _ring_bytes(vec, iters, threads, NORM_STAGES[1], 2)
     blocks = NORM_BACKWARD_BLOCKS_PER_SM * _multiprocessors(torch, x2d.device.index)
-    grid = max(1, min(-(-rows // per_block), blocks))
+    grid = _norm_grid(torch, x2d, rows, per_block, threads, ring, blocks)
     pw = torch.empty((grid, n), device=x2d.device, dtype=torch.float32) if want_weight else None
     pb = torch.empty((grid, n), device=x2d.device, dtype=torch.float32) if want_bias else None
     dw = torch.empty(n, device=x2d.device, dtype=param_dtype) if want_weight else None
     db = torch.empty(n, device=x2d.device, dtype=param_dtype) if want_bias else None
     stream = torch_stream(torch, x2d.device.index)
     if rows:
-        threads = tpr * per_block
         module.get_function(f"{'rms' if rms else 'layer'}_norm_bwd_{suffix}")(
             (grid,), (threads,), (dx.data_ptr(), _ptr(pw), _ptr(pb), dy2d.data_ptr(),
                                   x2d.data_ptr(), _ptr(weight), _ptr(None if rms else mean),
                                   rstd.data_ptr(), np.int64(rows), np.int32(n),
                                   np.int32(tpr)),
-            shared_mem=threads * vec * 4, stream=stream)
+            shared_mem=max(ring, threads * vec * 4), stream=stream)
     else:
         for p in (pw, pb):
             if p is not None:

@@ -86,20 +86,88 @@ __device__ __forceinline__ float row_sum(float v, float* shared, int tpr) {
   return s;
 }
 
+// Note [Norm rows in flight]: one row's loads, then its reductions and its stores, leave a
+// multiprocessor's memory pipe idle between rows (bf16 8192-wide layer norm: 2.0-2.35 TB/s
+// on the H200, about half its bandwidth). Where rows load as 16-byte pieces, the blocks are
+// persistent and each thread copies its own pieces of the next STAGES - 1 rows into shared
+// memory (cp.async) while it works on the current one. A thread reads back only what it
+// copied, so its own cp.async.wait_group orders the ring: no barrier.
+extern __shared__ uint4 norm_smem[];
+
+/// Issues this thread's 16-byte pieces of `row` (zeros when !live or past n) into the ring
+/// at piece `base` (a stage and a source: x or dy).
+template <typename T, int VEC, int ITERS>
+__device__ __forceinline__ void ring_issue(int base, const T* row, int n, bool live, int lane,
+                                           int tpr) {
+  constexpr int PER = 16 / sizeof(T), PIECES = VEC / PER;
+#pragma unroll
+  for (int it = 0; it < ITERS; ++it)
+#pragma unroll
+    for (int piece = 0; piece < PIECES; ++piece) {
+      const int col = (it * tpr + lane) * VEC + piece * PER;
+      const bool valid = live && col < n;
+      cp_async16(norm_smem + (base + it * PIECES + piece) * blockDim.x + threadIdx.x,
+                 valid ? row + col : row, valid);
+    }
+}
+
+template <typename T, int VEC, int ITERS>
+__device__ __forceinline__ void ring_read(int base, float (&v)[ITERS][VEC]) {
+  constexpr int PER = 16 / sizeof(T), PIECES = VEC / PER;
+#pragma unroll
+  for (int it = 0; it < ITERS; ++it)
+#pragma unroll
+    for (int piece = 0; piece < PIECES; ++piece) {
+      uint4 raw = norm_smem[(base + it * PIECES + piece) * blockDim.x + threadIdx.x];
+      const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+      for (int j = 0; j < PER; ++j) v[it][piece * PER + j] = to_float(e[j]);
+    }
+}
+
+/// The ring's first piece of stage s and source src (of SOURCES rows a stage).
+template <typename T, int VEC, int ITERS, int SOURCES>
+__device__ __forceinline__ int ring_base(int s, int src) {
+  constexpr int PIECES = VEC * sizeof(T) / 16;
+  return (s * SOURCES + src) * ITERS * PIECES;
+}
+
 /// y = (x - mean) * rstd * w + b (RMS: x * rstd * w, no mean); saves mean and rstd (fp32)
-/// per row for the backward pass. w and b may be null.
-template <typename T, typename W, int VEC, int ITERS, bool RMS>
+/// per row for the backward pass. w and b may be null. STAGES > 0: rows through the ring
+/// (Note [Norm rows in flight]).
+template <typename T, typename W, int VEC, int ITERS, bool RMS, int STAGES>
 __device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x, const W* w,
                              const W* b, long long rows, int n, int tpr, float eps) {
   __shared__ float shared[32];
   const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr, lane = threadIdx.x % tpr;
+  const long long step = static_cast<long long>(gridDim.x) * per_block;
+  const long long mine = static_cast<long long>(blockIdx.x) * per_block + slot;
+  if constexpr (STAGES > 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      const long long r = mine + s * step;
+      ring_issue<T, VEC, ITERS>(ring_base<T, VEC, ITERS, 1>(s, 0), x + (r < rows ? r : 0) * n,
+                                n, r < rows, lane, tpr);
+      cp_async_commit();
+    }
+  }
   // Every thread walks the same row groups, so the barriers in row_sum line up.
+  int k = 0;
   for (long long first = static_cast<long long>(blockIdx.x) * per_block; first < rows;
-       first += static_cast<long long>(gridDim.x) * per_block) {
+       first += step, ++k) {
     const long long row = first + slot;
     const bool live = row < rows;
     float v[ITERS][VEC];
-    load_row<T, VEC, ITERS>(x + (live ? row : 0) * n, live ? n : 0, lane, tpr, v);
+    if constexpr (STAGES > 0) {
+      const long long ahead = row + (STAGES - 1) * step;
+      ring_issue<T, VEC, ITERS>(ring_base<T, VEC, ITERS, 1>((k + STAGES - 1) % STAGES, 0),
+                                x + (ahead < rows ? ahead : 0) * n, n, ahead < rows, lane, tpr);
+      cp_async_commit();
+      cp_async_wait<STAGES - 1>();
+      ring_read<T, VEC, ITERS>(ring_base<T, VEC, ITERS, 1>(k % STAGES, 0), v);
+    } else {
+      load_row<T, VEC, ITERS>(x + (live ? row : 0) * n, live ? n : 0, lane, tpr, v);
+    }
     float mean = 0.f;
     if (!RMS) {
       float s = 0.f;
@@ -149,6 +217,7 @@ __device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x,
       rstd_out[row] = rstd;
     }
   }
+  if constexpr (STAGES > 0) cp_async_wait<0>();
 }
 
 /// The block's column sums of acc over its rows' slots into out[n] (one partial row): the
@@ -175,27 +244,57 @@ __device__ __forceinline__ void block_partial(float* out, int n, int lane, int t
 
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w (RMS: no mean(g));
 /// each block also sums dy * xhat and dy over its rows into partial_w[block][n] (dw) and
-/// partial_b[block][n] (db), which norm_grad_sum adds up over blocks.
-template <typename T, typename W, int VEC, int ITERS, bool RMS>
+/// partial_b[block][n] (db), which norm_grad_sum adds up over blocks. STAGES > 0: x and dy
+/// through the ring (Note [Norm rows in flight]).
+template <typename T, typename W, int VEC, int ITERS, bool RMS, int STAGES>
 __device__ void norm_backward(T* dx, float* partial_w, float* partial_b, const T* dy,
                               const T* x, const W* w, const float* mean_in,
                               const float* rstd_in, long long rows, int n, int tpr) {
   __shared__ float shared[32];
-  extern __shared__ float stage[];  // blockDim.x * VEC floats
+  // blockDim.x * VEC floats for block_partial, after the ring's last use
+  float* stage = reinterpret_cast<float*>(norm_smem);
   const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr, lane = threadIdx.x % tpr;
+  const long long step = static_cast<long long>(gridDim.x) * per_block;
+  const long long mine = static_cast<long long>(blockIdx.x) * per_block + slot;
+  if constexpr (STAGES > 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      const long long r = mine + s * step, at = (r < rows ? r : 0) * n;
+      ring_issue<T, VEC, ITERS>(ring_base<T, VEC, ITERS, 2>(s, 0), x + at, n, r < rows, lane,
+                                tpr);
+      ring_issue<T, VEC, ITERS>(ring_base<T, VEC, ITERS, 2>(s, 1), dy + at, n, r < rows, lane,
+                                tpr);
+      cp_async_commit();
+    }
+  }
   float acc_w[ITERS][VEC], acc_b[ITERS][VEC];
 #pragma unroll
   for (int it = 0; it < ITERS; ++it)
 #pragma unroll
     for (int j = 0; j < VEC; ++j) acc_w[it][j] = acc_b[it][j] = 0.f;
+  int k = 0;
   for (long long first = static_cast<long long>(blockIdx.x) * per_block; first < rows;
-       first += static_cast<long long>(gridDim.x) * per_block) {
+       first += step, ++k) {
     const long long row = first + slot;
     const bool live = row < rows;
-    const int m = live ? n : 0;  // a slot past the last row reads and adds zeros
     float xv[ITERS][VEC], g[ITERS][VEC], wv[ITERS][VEC];
-    load_row<T, VEC, ITERS>(x + (live ? row : 0) * n, m, lane, tpr, xv);
-    load_row<T, VEC, ITERS>(dy + (live ? row : 0) * n, m, lane, tpr, g);
+    if constexpr (STAGES > 0) {
+      const long long ahead = row + (STAGES - 1) * step;
+      const long long at = (ahead < rows ? ahead : 0) * n;
+      const int s = (k + STAGES - 1) % STAGES;
+      ring_issue<T, VEC, ITERS>(ring_base<T, VEC, ITERS, 2>(s, 0), x + at, n, ahead < rows,
+                                lane, tpr);
+      ring_issue<T, VEC, ITERS>(ring_base<T, VEC, ITERS, 2>(s, 1), dy + at, n, ahead < rows,
+                                lane, tpr);
+      cp_async_commit();
+      cp_async_wait<STAGES - 1>();
+      ring_read<T, VEC, ITERS>(ring_base<T, VEC, ITERS, 2>(k % STAGES, 0), xv);
+      ring_read<T, VEC, ITERS>(ring_base<T, VEC, ITERS, 2>(k % STAGES, 1), g);
+    } else {
+      const int m = live ? n : 0;  // a slot past the last row reads and adds zeros
+      load_row<T, VEC, ITERS>(x + (live ? row : 0) * n, m, lane, tpr, xv);
+      load_row<T, VEC, ITERS>(dy + (live ? row : 0) * n, m, lane, tpr, g);
+    }
     if (w) load_row<W, VEC, ITERS>(w, n, lane, tpr, wv);  // from L1/L2, as in the forward
     float mean = RMS || !live ? 0.f : mean_in[row], rstd = live ? rstd_in[row] : 0.f;
     float sum_g = 0.f, sum_gx = 0.f;
@@ -220,6 +319,7 @@ __device__ void norm_backward(T* dx, float* partial_w, float* partial_b, const T
       for (int j = 0; j < VEC; ++j) g[it][j] = rstd * (g[it][j] - mean_g - xv[it][j] * mean_gx);
     store_row<T, VEC, ITERS>(dx + row * n, n, lane, tpr, g);
   }
+  if constexpr (STAGES > 0) cp_async_wait<0>();
   const long long own = blockIdx.x * static_cast<long long>(n);  // this block's partial row
   if (partial_w) block_partial<VEC, ITERS>(partial_w + own, n, lane, tpr, acc_w, stage);
   if (partial_b) block_partial<VEC, ITERS>(partial_b + own, n, lane, tpr, acc_b, stage);
@@ -229,7 +329,7 @@ __device__ void norm_backward(T* dx, float* partial_w, float* partial_b, const T
 /// block, as norm_backward sums dy for db; norm_grad_sum adds the partial rows up.
 template <typename T, int VEC, int ITERS>
 __device__ void column_partials(float* partial, const T* g, long long rows, int n, int tpr) {
-  extern __shared__ float stage[];  // blockDim.x * VEC floats
+  float* stage = reinterpret_cast<float*>(norm_smem);  // blockDim.x * VEC floats
   const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr, lane = threadIdx.x % tpr;
   float acc[ITERS][VEC], v[ITERS][VEC];
 #pragma unroll
@@ -300,27 +400,37 @@ __device__ void norm_grad_sum(W* dw, W* db, const float* partial_w, const float*
 // registers (1024 threads of the backward pass asked for more than a multiprocessor has:
 // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, seen on the H200).
 #define NORM_BOUNDS __launch_bounds__(512)
+// Ring depths (Note [Norm rows in flight]); the host's _kernels.NORM_STAGES matches them.
+#define NORM_FORWARD_STAGES 3
+#define NORM_BACKWARD_STAGES 2
+template <typename T, int VEC, int DEPTH>
+__device__ constexpr int ring_stages() {
+  return (VEC * sizeof(T)) % 16 == 0 ? DEPTH : 0;
+}
 #define NORM_ENTRIES(T, TN, W, WN, VEC, ITERS)                                                \
   extern "C" __global__ void NORM_BOUNDS layer_norm_fwd_##TN##_##WN##_##VEC##_##ITERS(        \
       T* y, float* mean, float* rstd, const T* x, const W* w, const W* b, long long rows,     \
       int n, int tpr, float eps) {                                                            \
-    norm_forward<T, W, VEC, ITERS, false>(y, mean, rstd, x, w, b, rows, n, tpr, eps);        \
+    norm_forward<T, W, VEC, ITERS, false, ring_stages<T, VEC, NORM_FORWARD_STAGES>()>(        \
+        y, mean, rstd, x, w, b, rows, n, tpr, eps);                                           \
   }                                                                                           \
   extern "C" __global__ void NORM_BOUNDS rms_norm_fwd_##TN##_##WN##_##VEC##_##ITERS(          \
       T* y, float* mean, float* rstd, const T* x, const W* w, const W* b, long long rows,     \
       int n, int tpr, float eps) {                                                            \
-    norm_forward<T, W, VEC, ITERS, true>(y, nullptr, rstd, x, w, nullptr, rows, n, tpr, eps);\
+    norm_forward<T, W, VEC, ITERS, true, ring_stages<T, VEC, NORM_FORWARD_STAGES>()>(         \
+        y, nullptr, rstd, x, w, nullptr, rows, n, tpr, eps);                                  \
   }                                                                                           \
   extern "C" __global__ void NORM_BOUNDS layer_norm_bwd_##TN##_##WN##_##VEC##_##ITERS(        \
       T* dx, float* pw, float* pb, const T* dy, const T* x, const W* w, const float* mean,    \
       const float* rstd, long long rows, int n, int tpr) {                                    \
-    norm_backward<T, W, VEC, ITERS, false>(dx, pw, pb, dy, x, w, mean, rstd, rows, n, tpr);  \
+    norm_backward<T, W, VEC, ITERS, false, ring_stages<T, VEC, NORM_BACKWARD_STAGES>()>(      \
+        dx, pw, pb, dy, x, w, mean, rstd, rows, n, tpr);                                      \
   }                                                                                           \
   extern "C" __global__ void NORM_BOUNDS rms_norm_bwd_##TN##_##WN##_##VEC##_##ITERS(          \
       T* dx, float* pw, float* pb, const T* dy, const T* x, const W* w, const float* mean,    \
       const float* rstd, long long rows, int n, int tpr) {                                    \
-    norm_backward<T, W, VEC, ITERS, true>(dx, pw, nullptr, dy, x, w, nullptr, rstd, rows, n, \
-                                          tpr);                                               \
+    norm_backward<T, W, VEC, ITERS, true, ring_stages<T, VEC, NORM_BACKWARD_STAGES>()>(       \
+        dx, pw, nullptr, dy, x, w, nullptr, rstd, rows, n, tpr);                              \
   }                                                                                           \
   extern "C" __global__ void NORM_BOUNDS column_partials_##TN##_##WN##_##VEC##_##ITERS(      \
       float* partial, const T* g, long long rows, int n, int tpr) {                           \
