@@ -176,6 +176,7 @@ def test_fused_layernorm_and_rmsnorm_match_torch(dtype, shape, plan, monkeypatch
     from xpuruntime.adapters.pytorch import _kernels
 
     monkeypatch.setattr(_kernels, "NORM_ITERS_TARGET", plan[0])
+    monkeypatch.setattr(_kernels, "NORM_FORWARD_ITERS_TARGET", plan[0])
     monkeypatch.setattr(_kernels, "NORM_BACKWARD_BLOCKS_PER_SM", plan[1])
     n = shape[-1]
     x, = leaves(shape, dtype=dtype)
@@ -227,6 +228,22 @@ def test_fused_norms_take_float32_weights_under_16_bit_rows(dtype, shape):
             assert b.grad.dtype == torch.float32 and rel_err(b.grad, bs.grad) < TOL[dtype] * 2
         else:
             assert b.grad is None
+
+
+@pytest.mark.parametrize("n", [256, 768, 8192])
+def test_fused_layernorm_of_rows_far_from_zero_is_as_good_as_torchs(n):
+    """Note [Row moments]: mean and variance from one merged reduction keep the deviations'
+    precision on rows far from zero (1000 + 0.01 noise, float32), as torch's Welford does;
+    E[x^2] - E[x]^2 would lose them all."""
+    torch.manual_seed(0)
+    x = 1000 + 0.01 * torch.randn(4099, n, device="cuda")
+    ref = F.layer_norm(x.double(), (n,))
+    with xt.kernel_policy(layer_norm="fused"), xrt.explain() as log:
+        ours = xt.fused_layernorm(x, (n,))
+    assert log.kernels() == ["fused"]
+    theirs = F.layer_norm(x, (n,))
+    assert rel_err(ours, ref) < max(2 * rel_err(theirs, ref), 1e-6), (
+        rel_err(ours, ref), rel_err(theirs, ref))
 
 
 def test_fused_norm_gradients_are_the_same_from_run_to_run():

@@ -33,14 +33,16 @@ def _source(*files):
 @functools.cache
 def _module(kind, variant):
     """One RawModule per source variant (dtype and tile choices), compiled on first use."""
+    options = ("-std=c++17", "--use_fast_math")
     if kind == "norms":
-        type_name, weight_name, vec, iters = variant
-        code = _source("common.cuh", "norms.cu") + (
+        type_name, weight_name, vec, iters, stages = variant
+        code = _source("common.cuh", "norm_rows.cuh", "norms.cu") + (
             f"\nNORM_ENTRIES({_C_TYPES[type_name]}, {type_name}, {_C_TYPES[weight_name]}, "
             f"{weight_name}, {vec}, {iters})\n")
+        options += (f"-DNORM_FORWARD_STAGES={stages[0]}", f"-DNORM_BACKWARD_STAGES={stages[1]}")
     else:
         code = _source("common.cuh", "flash_v2.cu")
-    return RawModule(code=code, options=("-std=c++17", "--use_fast_math"))
+    return RawModule(code=code, options=options)
 
 
 _streams = {}
@@ -80,19 +82,25 @@ def _shared_per_multiprocessor(torch, index):
 MAX_ITERS = 16
 MAX_THREADS = 512  # the kernels' __launch_bounds__
 # Vectors each thread holds per row (the row is split over n / (VEC * ITERS) threads, at most
-# 512), and backward blocks per multiprocessor (each sums its rows' weight gradients).
+# 512), and backward blocks per multiprocessor where rows load element by element (each sums
+# its rows' weight gradients; through the ring, as many as fit).
 NORM_ITERS_TARGET = 2
+# The forward's: 4 vectors a thread measured faster for 8192-wide bf16 rows (H100 2.22 TB/s
+# against 1.78 with 2, H200 2.51-2.65 against 1.93-2.32) and no slower for 1024-wide ones.
+NORM_FORWARD_ITERS_TARGET = 4
 NORM_BACKWARD_BLOCKS_PER_SM = 4
 # Threads of a block: short rows share one (Note [Rows of a norm block] in norms.cu).
 NORM_BLOCK_THREADS = 256
 # Rows in flight per thread, forward and backward, where rows load as 16-byte pieces (Note
 # [Norm rows in flight]; NORM_FORWARD_STAGES and NORM_BACKWARD_STAGES in norms.cu).
-NORM_STAGES = (3, 2)
+NORM_STAGES = (2, 2)
 
 
-def norm_plan(dtype, n, *tensors):
-    """(vec, threads per row, iters) for rows of n elements, or None when the fused kernel
-    cannot hold a row in registers (more than 512 threads x 16 vectors)."""
+def norm_plan(dtype, n, *tensors, target=None):
+    """(vec, threads per row, iters) for rows of n elements (about `target` vectors a thread,
+    NORM_ITERS_TARGET by default), or None when the fused kernel cannot hold a row in
+    registers (more than 512 threads x 16 vectors)."""
+    target = NORM_ITERS_TARGET if target is None else target
     name, size = _NAMES.get(str(dtype), (None, 0))
     if name is None or n <= 0:
         return None
@@ -100,29 +108,31 @@ def norm_plan(dtype, n, *tensors):
     if n % vec or any(t is not None and t.data_ptr() % 16 for t in tensors):
         vec = 1
     vectors = -(-n // vec)
-    threads = min(MAX_THREADS, max(32, 32 * -(-vectors // (NORM_ITERS_TARGET * 32))))
+    threads = min(MAX_THREADS, max(32, 32 * -(-vectors // (target * 32))))
     iters = -(-vectors // threads)
     return None if iters > MAX_ITERS else (vec, threads, iters)
 
 
-def _norm_launch(x2d, weight, bias, *others):
+def _norm_launch(x2d, weight, bias, *others, target=None):
     """(kernel name suffix, module, vec, threads per row, iters, rows per block) of a norm
     call over x2d and others (16-byte vectors where all are aligned); the weights' dtype is
     x's or float32 (their gradients come out in it)."""
     n = x2d.shape[1]
-    vec, tpr, iters = norm_plan(x2d.dtype, n, x2d, weight, bias, *others)
+    vec, tpr, iters = norm_plan(x2d.dtype, n, x2d, weight, bias, *others, target=target)
     name = dtype_name(x2d.dtype)
     param = next((t for t in (weight, bias) if t is not None), None)
     weight_name = name if param is None else dtype_name(param.dtype)
     per_block = max(1, NORM_BLOCK_THREADS // tpr)
     suffix = f"{name}_{weight_name}_{vec}_{iters}"
-    return suffix, _module("norms", (name, weight_name, vec, iters)), vec, tpr, iters, per_block
+    module = _module("norms", (name, weight_name, vec, iters, NORM_STAGES))
+    return suffix, module, vec, tpr, iters, per_block
 
 
 def norm_forward(torch, rms, x2d, weight, bias, eps):
     """(y, mean, rstd) of a [rows, n] contiguous x; mean is empty for RMS norm."""
     rows, n = x2d.shape
-    suffix, module, vec, tpr, iters, per_block = _norm_launch(x2d, weight, bias)
+    suffix, module, vec, tpr, iters, per_block = _norm_launch(
+        x2d, weight, bias, target=NORM_FORWARD_ITERS_TARGET)
     y = torch.empty_like(x2d)
     rstd = torch.empty(rows, device=x2d.device, dtype=torch.float32)
     mean = torch.empty(0 if rms else rows, device=x2d.device, dtype=torch.float32)
@@ -131,7 +141,7 @@ def norm_forward(torch, rms, x2d, weight, bias, eps):
     kernel = module.get_function(f"{'rms' if rms else 'layer'}_norm_fwd_{suffix}")
     threads = tpr * per_block
     ring = _ring_bytes(vec, iters, threads, NORM_STAGES[0], 1)
-    grid = _norm_grid(torch, x2d, rows, per_block, threads, ring, 1 << 20)
+    grid = _norm_grid(torch, x2d, rows, per_block, kernel, threads, ring, 1 << 20)
     kernel((grid,), (threads,), (
         y.data_ptr(), _ptr(None if rms else mean), rstd.data_ptr(), x2d.data_ptr(),
         _ptr(weight), _ptr(None if rms else bias), np.int64(rows), np.int32(n),
@@ -145,15 +155,37 @@ def _ring_bytes(vec, iters, threads, stages, sources):
     return stages * sources * iters * threads * 16 if vec > 1 else 0
 
 
-def _norm_grid(torch, x2d, rows, per_block, threads, ring, most):
-    """Blocks of a norm launch: persistent (as many as fit the multiprocessors at once, by
-    threads and shared memory) when rows go through the ring, else one per row group."""
+def _norm_grid(torch, x2d, rows, per_block, kernel, threads, ring, most):
+    """Blocks of a norm launch: persistent (as many as the multiprocessors hold at once,
+    Note [Norm rows in flight]) when rows go through the ring, else one per row group."""
     groups = -(-rows // per_block)
     if not ring:
         return max(1, min(groups, most))
     index = x2d.device.index
-    fit = min(2048 // threads, _shared_per_multiprocessor(torch, index) // ring)
-    return max(1, min(groups, most, max(1, fit) * _multiprocessors(torch, index)))
+    fit = _resident_blocks(torch, index, kernel, threads, ring)
+    return max(1, min(groups, fit * _multiprocessors(torch, index)))
+
+
+_RESIDENT = {}
+
+
+def _resident_blocks(torch, index, kernel, threads, dynamic):
+    """Blocks of `kernel` a multiprocessor holds at once (CUDA's occupancy rules: threads,
+    registers in 256-register warp units, shared memory with 1 KB reserved a block). More
+    blocks than that would run in a second wave, at a fraction of the width."""
+    key = (index, kernel.name, threads, dynamic)
+    fit = _RESIDENT.get(key)
+    if fit is None:
+        props = torch.cuda.get_device_properties(index)
+        regs = getattr(props, "regs_per_multiprocessor", 0) or 65536
+        most_threads = getattr(props, "max_threads_per_multi_processor", 0) or 2048
+        warps = -(-threads // 32)
+        per_warp = -(-kernel.num_regs * 32 // 256) * 256
+        static = kernel.shared_size_bytes
+        fit = min(most_threads // threads, regs // max(1, warps * per_warp),
+                  _shared_per_multiprocessor(torch, index) // (dynamic + static + 1024), 32)
+        fit = _RESIDENT[key] = max(1, fit)
+    return fit
 
 
 def norm_backward(torch, rms, dy2d, x2d, weight, bias, mean, rstd, want_weight, want_bias):
@@ -167,19 +199,21 @@ def norm_backward(torch, rms, dy2d, x2d, weight, bias, mean, rstd, want_weight, 
     threads = tpr * per_block
     ring = _ring_bytes(vec, iters, threads, NORM_STAGES[1], 2)
     blocks = NORM_BACKWARD_BLOCKS_PER_SM * _multiprocessors(torch, x2d.device.index)
-    grid = _norm_grid(torch, x2d, rows, per_block, threads, ring, blocks)
+    dynamic = max(ring, threads * vec * 4)  # the ring, then block_partial's stage
+    kernel = module.get_function(f"{'rms' if rms else 'layer'}_norm_bwd_{suffix}")
+    grid = _norm_grid(torch, x2d, rows, per_block, kernel, threads, ring and dynamic, blocks)
     pw = torch.empty((grid, n), device=x2d.device, dtype=torch.float32) if want_weight else None
     pb = torch.empty((grid, n), device=x2d.device, dtype=torch.float32) if want_bias else None
     dw = torch.empty(n, device=x2d.device, dtype=param_dtype) if want_weight else None
     db = torch.empty(n, device=x2d.device, dtype=param_dtype) if want_bias else None
     stream = torch_stream(torch, x2d.device.index)
     if rows:
-        module.get_function(f"{'rms' if rms else 'layer'}_norm_bwd_{suffix}")(
+        kernel(
             (grid,), (threads,), (dx.data_ptr(), _ptr(pw), _ptr(pb), dy2d.data_ptr(),
                                   x2d.data_ptr(), _ptr(weight), _ptr(None if rms else mean),
                                   rstd.data_ptr(), np.int64(rows), np.int32(n),
                                   np.int32(tpr)),
-            shared_mem=max(ring, threads * vec * 4), stream=stream)
+            shared_mem=dynamic, stream=stream)
     else:
         for p in (pw, pb):
             if p is not None:
@@ -203,7 +237,7 @@ def column_sum(torch, g2d, dtype):
         return None
     vec, tpr, iters = plan
     name = dtype_name(g2d.dtype)
-    module = _module("norms", (name, out_name, vec, iters))
+    module = _module("norms", (name, out_name, vec, iters, NORM_STAGES))
     per_block = max(1, NORM_BLOCK_THREADS // tpr)
     grid = max(1, min(-(-rows // per_block),
                       NORM_BACKWARD_BLOCKS_PER_SM * _multiprocessors(torch, g2d.device.index)))
@@ -329,7 +363,7 @@ def compile_sources(arch="sm_90"):
     for name in ("f16", "bf16", "f32"):
         for weight_name in {name, "f32"}:
             for vec in ((1, 8) if name != "f32" else (1, 4)):
-                code = _source("common.cuh", "norms.cu") + (
+                code = _source("common.cuh", "norm_rows.cuh", "norms.cu") + (
                     f"\nNORM_ENTRIES({_C_TYPES[name]}, {name}, {_C_TYPES[weight_name]}, "
                     f"{weight_name}, {vec}, 4)\n")
                 compiled.append(_cuda._compile(
