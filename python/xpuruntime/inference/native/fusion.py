@@ -34,13 +34,18 @@ saves the Python loop's few microseconds a node, which is not a fusion worth a n
   (an ``xrt.ElementwiseKernel``, broadcasting its inputs, computing 16-bit floats in float32)
   in place of one pass per node; scalar constants become literals. CUDA plans only; at run
   time other dtypes or devices (shape arithmetic on the host) take the nodes it replaced.
+- ``rows``: a linear layer between a head merge and a head split in sequence-first order
+  (PyTorch's MultiheadAttention export: Transpose [N, H, L, D] -> [L, N, H, D], Reshape to
+  rows, MatMul or Gemm, Reshape, Transpose back) takes its rows batch-first instead, with
+  the same values and without the two copies (Note [Rows in any order] in fusion_rows.py);
+  it runs first, where shape inference knows the shapes.
 - ``views``: a chain of Reshape, Transpose, Unsqueeze, Squeeze and Flatten nodes whose
   intermediate values have no other reader becomes one ``xpuruntime:ViewChain`` node: one
   strided view where the chain as a whole is one though a step alone is not (heads split and
   moved by PyTorch's attention export), so the copies its Reshapes made are gone (Note [View
   chains] in ops/shape.py); elsewhere it runs the chain's ops.
-The last three passes live in fusion_attention.py, fusion_elementwise.py and
-fusion_views.py; rewrite.py holds what the passes share (who reads and makes a value, new
+The ``rows`` pass and the last three live in fusion_rows.py, fusion_attention.py,
+fusion_elementwise.py and fusion_views.py; rewrite.py holds what the passes share (who reads and makes a value, new
 nodes, the rewrite).
 """
 
@@ -50,6 +55,7 @@ import numpy as np
 
 from .fusion_attention import attention
 from .fusion_elementwise import elementwise
+from .fusion_rows import rows
 from .fusion_views import views
 from .rewrite import (
     consumers_of,
@@ -62,7 +68,8 @@ from .rewrite import (
     weight_aliases,
 )
 
-FUSIONS = ("gelu", "conv_batchnorm", "linear", "add_norm", "attention", "elementwise", "views")
+FUSIONS = ("rows", "gelu", "conv_batchnorm", "linear", "add_norm", "attention", "elementwise",
+           "views")
 
 
 # Passes whose fused kernel exists on some devices only; elsewhere the pass would merge nodes
@@ -72,10 +79,10 @@ FUSIONS = ("gelu", "conv_batchnorm", "linear", "add_norm", "attention", "element
 _DEVICES = {"elementwise": ("cuda",)}
 
 
-def apply(nodes, enabled, weights, opsets, device=None, outputs=()):
+def apply(nodes, enabled, weights, opsets, device=None, outputs=(), shapes=None):
     """Runs the enabled passes on ``nodes`` (those for `device`'s type, when given); returns
     the new list and what each pass did. `outputs`: the graph's outputs (values a pass must
-    keep)."""
+    keep); `shapes`: {value: static shape} where known (the ``rows`` pass needs them)."""
     unknown = set(enabled) - set(FUSIONS)
     if unknown:
         raise ValueError(f"unknown fusions {sorted(unknown)}; known: {', '.join(FUSIONS)}")
@@ -83,7 +90,10 @@ def apply(nodes, enabled, weights, opsets, device=None, outputs=()):
     for name in FUSIONS:
         if name in enabled and (device is None or device.type in _DEVICES.get(name, (
                 device.type,))):
-            nodes = _PASSES[name](nodes, weights, opsets, records, set(outputs))
+            if name == "rows":
+                nodes = rows(nodes, weights, opsets, records, set(outputs), shapes or {})
+            else:
+                nodes = _PASSES[name](nodes, weights, opsets, records, set(outputs))
     return nodes, records
 
 

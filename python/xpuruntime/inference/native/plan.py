@@ -31,6 +31,7 @@ import xpuruntime as xrt
 from ... import _core
 from .._types import DTYPE_OF_ONNX
 from . import fusion
+from .fusion_rows import candidates
 from .ops import lookup
 
 _REQUIRED = object()
@@ -114,6 +115,24 @@ def unsupported_node(node, opset):
         f"the native engine (it runs, in {domain}: {known})")
 
 
+def _static_shapes(proto):
+    """{value: shape} of the values ONNX's shape inference (with constant propagation) pins
+    to fixed sizes; {} when it cannot run on the model."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, ValueError,
+            RuntimeError):  # a model shape inference rejects (or past 2 GB) keeps the rest
+        return {}
+    shapes = {}
+    for value in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]:
+        dims = value.type.tensor_type.shape.dim
+        if all(d.HasField("dim_value") for d in dims):
+            shapes[value.name] = tuple(int(d.dim_value) for d in dims)
+    return shapes
+
+
 def hoist_constants(nodes, weights):
     """Constant nodes become initializers, so fusions and folding see their values."""
     kept = []
@@ -174,8 +193,9 @@ class Plan:
         for node in nodes:  # what builders see of their inputs, Constant nodes' values included
             node.constants = {i: weights[i] for i in node.inputs if i in weights}
         nodes = topological_order(nodes, list(weights) + self.input_names)
+        shapes = _static_shapes(proto) if "rows" in fusions and candidates(nodes) else {}
         nodes, self.fusions = fusion.apply(nodes, fusions, weights, self.opsets, device,
-                                           self.output_names)
+                                           self.output_names, shapes)
         for node in nodes:
             self._build(node)
         self.constants = {name: xrt.asarray(value, device=self.host)
