@@ -172,6 +172,18 @@ __device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x,
                                                   tpr, eps);
 }
 
+/// This block's rows of dw and db partial sums (Note [Rows of a norm block]), where wanted.
+template <int VEC, int ITERS>
+__device__ __forceinline__ void write_partials(float* partial_w, float* partial_b, int n,
+                                               int lane, int tpr,
+                                               const float (&acc_w)[ITERS][VEC],
+                                               const float (&acc_b)[ITERS][VEC],
+                                               float* stage) {
+  const long long own = blockIdx.x * static_cast<long long>(n);
+  if (partial_w) block_partial<VEC, ITERS>(partial_w + own, n, lane, tpr, acc_w, stage);
+  if (partial_b) block_partial<VEC, ITERS>(partial_b + own, n, lane, tpr, acc_b, stage);
+}
+
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w (RMS: no mean(g));
 /// each block also sums dy * xhat and dy over its rows into partial_w[block][n] (dw) and
 /// partial_b[block][n] (db), which norm_grad_sum adds up over blocks. The rows are held in
@@ -184,11 +196,7 @@ __device__ void norm_backward_registers(T* dx, float* partial_w, float* partial_
   __shared__ float shared[96];
   float* stage = reinterpret_cast<float*>(norm_smem);  // blockDim.x * VEC floats
   const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr, lane = threadIdx.x % tpr;
-  float acc_w[ITERS][VEC], acc_b[ITERS][VEC];
-#pragma unroll
-  for (int it = 0; it < ITERS; ++it)
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) acc_w[it][j] = acc_b[it][j] = 0.f;
+  float acc_w[ITERS][VEC] = {}, acc_b[ITERS][VEC] = {};
   for (long long first = static_cast<long long>(blockIdx.x) * per_block; first < rows;
        first += static_cast<long long>(gridDim.x) * per_block) {
     const long long row = first + slot;
@@ -221,9 +229,7 @@ __device__ void norm_backward_registers(T* dx, float* partial_w, float* partial_
       for (int j = 0; j < VEC; ++j) g[it][j] = rstd * (g[it][j] - mean_g - xv[it][j] * mean_gx);
     store_row<T, VEC, ITERS>(dx + row * n, n, lane, tpr, g);
   }
-  const long long own = blockIdx.x * static_cast<long long>(n);  // this block's partial row
-  if (partial_w) block_partial<VEC, ITERS>(partial_w + own, n, lane, tpr, acc_w, stage);
-  if (partial_b) block_partial<VEC, ITERS>(partial_b + own, n, lane, tpr, acc_b, stage);
+  write_partials<VEC, ITERS>(partial_w, partial_b, n, lane, tpr, acc_w, acc_b, stage);
 }
 
 /// The same through the ring (Note [Norm rows in flight]): x and dy stay in shared memory,
@@ -237,11 +243,7 @@ __device__ void norm_backward_ring(T* dx, float* partial_w, float* partial_b, co
   const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr, lane = threadIdx.x % tpr;
   const long long step = static_cast<long long>(gridDim.x) * per_block;
   const long long mine = static_cast<long long>(blockIdx.x) * per_block + slot;
-  float acc_w[ITERS][VEC], acc_b[ITERS][VEC];
-#pragma unroll
-  for (int it = 0; it < ITERS; ++it)
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) acc_w[it][j] = acc_b[it][j] = 0.f;
+  float acc_w[ITERS][VEC] = {}, acc_b[ITERS][VEC] = {};
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     const long long r = mine + s * step, at = (r < rows ? r : 0) * n;
@@ -309,9 +311,7 @@ __device__ void norm_backward_ring(T* dx, float* partial_w, float* partial_b, co
     }
   }
   cp_async_wait<0>();
-  const long long own = blockIdx.x * static_cast<long long>(n);  // this block's partial row
-  if (partial_w) block_partial<VEC, ITERS>(partial_w + own, n, lane, tpr, acc_w, stage);
-  if (partial_b) block_partial<VEC, ITERS>(partial_b + own, n, lane, tpr, acc_b, stage);
+  write_partials<VEC, ITERS>(partial_w, partial_b, n, lane, tpr, acc_w, acc_b, stage);
 }
 
 template <typename T, typename W, int VEC, int ITERS, bool RMS, int STAGES>
