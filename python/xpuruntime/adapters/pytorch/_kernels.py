@@ -113,26 +113,38 @@ def norm_plan(dtype, n, *tensors, target=None):
     return None if iters > MAX_ITERS else (vec, threads, iters)
 
 
-def _norm_launch(x2d, weight, bias, *others, target=None):
-    """(kernel name suffix, module, vec, threads per row, iters, rows per block) of a norm
-    call over x2d and others (16-byte vectors where all are aligned); the weights' dtype is
-    x's or float32 (their gradients come out in it)."""
+def _norm_launch(x2d, weight_dtype, *aligned, target=None):
+    """(kernel name suffix, module, vec, threads per row, iters, rows per block, the
+    weights' dtype name) of a norm call over x2d and `aligned` (16-byte vectors where all
+    are aligned). weight_dtype is x's or float32 (the parameters' gradients come out in it;
+    for column_sum, the sum's)."""
     n = x2d.shape[1]
-    vec, tpr, iters = norm_plan(x2d.dtype, n, x2d, weight, bias, *others, target=target)
+    vec, tpr, iters = norm_plan(x2d.dtype, n, x2d, *aligned, target=target)
     name = dtype_name(x2d.dtype)
-    param = next((t for t in (weight, bias) if t is not None), None)
-    weight_name = name if param is None else dtype_name(param.dtype)
+    weight_name = dtype_name(weight_dtype)
     per_block = max(1, NORM_BLOCK_THREADS // tpr)
     suffix = f"{name}_{weight_name}_{vec}_{iters}"
     module = _module("norms", (name, weight_name, vec, iters, NORM_STAGES))
-    return suffix, module, vec, tpr, iters, per_block
+    return suffix, module, vec, tpr, iters, per_block, weight_name
+
+
+def _param_dtype(x2d, weight, bias):
+    param = weight if weight is not None else bias
+    return x2d.dtype if param is None else param.dtype
+
+
+def _sum_partials(module, weight_name, dw, db, pw, pb, parts, n, stream):
+    """dw and db (either may be None) from the partial rows pw and pb: norm_grad_sum."""
+    module.get_function(f"norm_grad_sum_{weight_name}")(
+        (-(-n // 32),), (512,), (_ptr(dw), _ptr(db), _ptr(pw), _ptr(pb), np.int32(parts),
+                                 np.int32(n)), stream=stream)
 
 
 def norm_forward(torch, rms, x2d, weight, bias, eps):
     """(y, mean, rstd) of a [rows, n] contiguous x; mean is empty for RMS norm."""
     rows, n = x2d.shape
-    suffix, module, vec, tpr, iters, per_block = _norm_launch(
-        x2d, weight, bias, target=NORM_FORWARD_ITERS_TARGET)
+    suffix, module, vec, tpr, iters, per_block, _ = _norm_launch(
+        x2d, _param_dtype(x2d, weight, bias), weight, bias, target=NORM_FORWARD_ITERS_TARGET)
     y = torch.empty_like(x2d)
     rstd = torch.empty(rows, device=x2d.device, dtype=torch.float32)
     mean = torch.empty(0 if rms else rows, device=x2d.device, dtype=torch.float32)
@@ -173,7 +185,9 @@ def _resident_blocks(torch, index, kernel, threads, dynamic):
     """Blocks of `kernel` a multiprocessor holds at once (CUDA's occupancy rules: threads,
     registers in 256-register warp units, shared memory with 1 KB reserved a block). More
     blocks than that would run in a second wave, at a fraction of the width."""
-    key = (index, kernel.name, threads, dynamic)
+    # The kernel object, not its name: modules of other ring depths (NORM_STAGES) define
+    # functions of the same names with other register counts.
+    key = (index, kernel, threads, dynamic)
     fit = _RESIDENT.get(key)
     if fit is None:
         props = torch.cuda.get_device_properties(index)
@@ -192,9 +206,9 @@ def norm_backward(torch, rms, dy2d, x2d, weight, bias, mean, rstd, want_weight, 
     """(dx, dweight or None, dbias or None), the parameters' gradients in their dtype
     (bias: only its dtype is read)."""
     rows, n = x2d.shape
-    suffix, module, vec, tpr, iters, per_block = _norm_launch(x2d, weight, bias, dy2d)
-    param = weight if weight is not None else bias
-    param_dtype = x2d.dtype if param is None else param.dtype
+    param_dtype = _param_dtype(x2d, weight, bias)
+    suffix, module, vec, tpr, iters, per_block, weight_name = _norm_launch(
+        x2d, param_dtype, weight, bias, dy2d)
     dx = torch.empty_like(x2d)
     threads = tpr * per_block
     ring = _ring_bytes(vec, iters, threads, NORM_STAGES[1], 2)
@@ -219,10 +233,7 @@ def norm_backward(torch, rms, dy2d, x2d, weight, bias, mean, rstd, want_weight, 
             if p is not None:
                 p.zero_()
     if want_weight or want_bias:
-        weight_name = suffix.split("_")[1]
-        module.get_function(f"norm_grad_sum_{weight_name}")(
-            (-(-n // 32),), (512,), (_ptr(dw), _ptr(db), _ptr(pw), _ptr(pb), np.int32(grid),
-                                     np.int32(n)), stream=stream)
+        _sum_partials(module, weight_name, dw, db, pw, pb, grid, n, stream)
     return dx, dw, db
 
 
@@ -231,26 +242,19 @@ def column_sum(torch, g2d, dtype):
     float32), accumulated in float32 in a fixed order: a linear layer's bias gradient. None
     when the norms' row plan cannot hold a row (the caller sums with torch)."""
     rows, n = g2d.shape
-    plan = norm_plan(g2d.dtype, n, g2d)
-    out_name = dtype_name(dtype)
-    if plan is None or out_name is None or rows == 0:
+    if norm_plan(g2d.dtype, n, g2d) is None or dtype_name(dtype) is None or rows == 0:
         return None
-    vec, tpr, iters = plan
-    name = dtype_name(g2d.dtype)
-    module = _module("norms", (name, out_name, vec, iters, NORM_STAGES))
-    per_block = max(1, NORM_BLOCK_THREADS // tpr)
+    suffix, module, vec, tpr, _, per_block, out_name = _norm_launch(g2d, dtype)
     grid = max(1, min(-(-rows // per_block),
                       NORM_BACKWARD_BLOCKS_PER_SM * _multiprocessors(torch, g2d.device.index)))
     partial = torch.empty((grid, n), device=g2d.device, dtype=torch.float32)
     out = torch.empty(n, device=g2d.device, dtype=dtype)
     stream = torch_stream(torch, g2d.device.index)
     threads = tpr * per_block
-    module.get_function(f"column_partials_{name}_{out_name}_{vec}_{iters}")(
+    module.get_function(f"column_partials_{suffix}")(
         (grid,), (threads,), (partial.data_ptr(), g2d.data_ptr(), np.int64(rows), np.int32(n),
                               np.int32(tpr)), shared_mem=threads * vec * 4, stream=stream)
-    module.get_function(f"norm_grad_sum_{out_name}")(
-        (-(-n // 32),), (512,), (0, out.data_ptr(), 0, partial.data_ptr(), np.int32(grid),
-                                 np.int32(n)), stream=stream)
+    _sum_partials(module, out_name, None, out, None, partial, grid, n, stream)
     return out
 
 
