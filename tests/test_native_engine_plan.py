@@ -167,6 +167,70 @@ def test_host_values_are_kept_while_the_shapes_repeat(device):
     assert len(calls) == 3
 
 
+def test_a_plain_run_of_another_shape_goes_on_in_the_loop(device):
+    # Note [Straight-line runs]: the generated run checks each Shape node against the memo;
+    # where one differs it hands its values to the loop, which runs from that node on.
+    model = _shape_arithmetic_model()
+    engine = native_engine(model, device)
+    plan = engine.plan
+    target = next(n for n in plan.nodes if n.name == "target")
+    calls, inner = [], target.fn
+    target.fn = lambda *a: calls.append(1) or inner(*a)
+    rng = np.random.default_rng(1)
+    dev = xrt.Device(device)
+    for shape in ((4, 6), (4, 6)):   # the first run records and keeps a memo
+        run_native(model, {"x": rng.standard_normal(shape).astype(np.float32)}, device,
+                   engine=engine)
+    assert plan._straight is not None and "resume(" in plan.straight_source
+    for shape, runs in (((2, 8), 2), ((2, 8), 2), ((4, 6), 3), ((6, 4), 4)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = plan.run({"x": xrt.asarray(x, device=dev)})["y"]   # plain: no record
+        np.testing.assert_array_equal(np.asarray(y.to_device(xrt.Device("cpu"))),
+                                      x.reshape(shape[0] * 2, shape[1] // 2) * 1.5)
+        assert len(calls) == runs
+
+
+def test_a_plain_run_names_the_node_that_fails():
+    # The generated run names a failing node as the loop does (from the line it failed on).
+    nodes = [helper.make_node("Exp", ["x"], ["e"], name="exp"),
+             helper.make_node("Reshape", ["e", "shape"], ["y"], name="the_reshape")]
+    x = np.ones((2, 3), np.float32)
+    model = make_model(nodes, {"x": x, "shape": np.array([3, 2], np.int64)},
+                       {"y": (TensorProto.FLOAT, [3, 2])})
+    engine = native_engine(model)
+    for _ in range(2):
+        run_native(model, {"x": x, "shape": np.array([3, 2], np.int64)}, engine=engine)
+    assert engine.plan._straight is not None
+    with pytest.raises(ValueError, match=r"node 'the_reshape' \(Reshape\)"):
+        run_native(model, {"x": x, "shape": np.array([4, 2], np.int64)}, engine=engine)
+
+
+def test_values_die_at_their_last_use_in_plain_runs_too():
+    import weakref
+
+    nodes = [helper.make_node("Exp", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["b"]),
+             helper.make_node("Abs", ["b"], ["y"])]
+    x = np.ones((4,), np.float32)
+    engine = native_engine(make_model(nodes, {"x": x}, {"y": (TensorProto.FLOAT, [4])}))
+    exp, _, abs_ = engine.plan.nodes
+    made, alive = [], []
+    exp_fn, abs_fn = exp.fn, abs_.fn
+
+    def keep(*args):
+        out = exp_fn(*args)
+        made.append(weakref.ref(out[0]))
+        return out
+
+    def look(*args):
+        alive.append(made[-1]() is not None)
+        return abs_fn(*args)
+    exp.fn, abs_.fn = keep, look
+    for _ in range(3):   # a recorded run, then straight-line runs
+        env = engine.plan.run({"x": xrt.asarray(x)})
+        np.testing.assert_allclose(np.asarray(env["y"]), np.exp(x))
+    assert engine.plan._straight is not None and alive == [False, False, False]
+
+
 def test_threads_sharing_a_session_with_different_shapes_get_their_own_values():
     # Note [Shape memo]: a memo is published whole, so threads running one plan on
     # different shapes (switching threads every few microseconds) never mix shape values.
