@@ -153,6 +153,25 @@ def test_packed_weights_match_numpy(kernel, activation, m, k, n):
     np.testing.assert_allclose(host(unbiased), x @ w.T, rtol=1e-4, atol=1e-4 * math.sqrt(k))
 
 
+@pytest.mark.parametrize("kernel", PACKED_KERNELS)
+@pytest.mark.parametrize("activation, op", [("gelu", lambda y: nn.gelu(y)),
+                                            ("gelu_tanh", lambda y: nn.gelu(y, approximate="tanh")),
+                                            ("relu", nn.relu)])
+def test_packed_activations_give_the_ops_bits(kernel, activation, op):
+    # Note [GELU in the tile]: the activation applied to each finished tile computes what
+    # the elementwise op computes on the product (partial tiles, two passes): the same bits
+    # but where the op's loop ends in libm's scalar function (an ulp apart at most).
+    x, w, b = operands((37,), 700, 45, seed=3)
+    packed = nn.PackedLinearWeight(xrt.asarray(w, dtype=xrt.float32))
+    xs, bs = xrt.asarray(x, dtype=xrt.float32), xrt.asarray(b, dtype=xrt.float32)
+    with xrt.kernel_policy(xrt.KernelPolicy(linear_packed=kernel)):
+        fused = nn.linear(xs, packed, bs, activation=activation)
+        after = op(nn.linear(xs, packed, bs))
+    fused, after = host(fused).astype(np.float32), host(after).astype(np.float32)
+    np.testing.assert_array_max_ulp(fused, after, maxulp=1)
+    assert np.count_nonzero(fused != after) <= 16
+
+
 def test_packed_weights_take_batches_and_strided_weights():
     x, w, b = operands((2, 3), 40, 50)
     ws = xrt.asarray(w.T.copy(), dtype=xrt.float32).mT  # a transposed (strided) weight
