@@ -505,8 +505,9 @@ class Plan:
             if node.memo == "derived":
                 continue  # its outputs are the memo's while the memo holds
             if node.memo == "shape":
-                lines.append((f"        if {ref(node.inputs[0])}.shape != E[{index}][0]: "
-                              f"return resume({index}, memo, locals())", index))
+                test = (f"        if {ref(node.inputs[0])}.shape != E[{index}][0]: "
+                        f"return resume({index}, memo, locals())")
+                lines.append((test, index))
                 continue
             moved = dict(node.moves)
             operands = []
@@ -567,7 +568,7 @@ class Plan:
         scope = {"F": fns, "D": self.device_constants, "HOST": self.host,
                  "DEVICE": self.device, "XpuRuntimeError": xrt.XpuRuntimeError,
                  "resume": resume, "named": named}
-        exec(code, scope)
+        exec(code, scope)  # noqa: S102 (source made above from the plan's names, quoted)
         self._straight = scope["straight"]
         self.straight_source = source
         return self._straight
