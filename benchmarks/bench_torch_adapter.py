@@ -49,9 +49,9 @@ def attention(quick):
             grad = torch.randn(b, h, s, d, device="cuda", dtype=dtype)
             flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
 
-            def ours(warps=8):
+            def ours(hopper=True):
                 def run():
-                    _kernels.FORWARD_WARPS = warps
+                    _kernels.HOPPER_FORWARD = hopper  # False: the portable mma.sync forward
                     return xt.fused_attention(q, k, v, is_causal=causal)
                 return run
 
@@ -61,7 +61,7 @@ def attention(quick):
                         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
                 return run
 
-            candidates = {"cudnn": ours(), "flash_v2": ours(4), "flash_v2/w8": ours(8),
+            candidates = {"cudnn": ours(), "flash_v2": ours(), "flash_v2/mma": ours(False),
                           "torch FLASH": backend(SDPBackend.FLASH_ATTENTION),
                           "torch cuDNN": backend(SDPBackend.CUDNN_ATTENTION)}
             result = {}
@@ -84,7 +84,7 @@ def attention(quick):
                     xt.clear_kernel_policy()
             tag = f"{str(dtype)[6:]} {'causal' if causal else 'non-causal'} b{b} h{h} s{s} d{d}"
             rows.append((tag, result))
-    _kernels.FORWARD_WARPS = 4
+    _kernels.HOPPER_FORWARD = True
     print("\n## attention (TFLOP/s forward / forward+backward; ratios ours over torch)")
     for tag, result in rows:
         line = "  ".join(f"{n} {r[0]:.0f}/{r[1]:.0f}" for n, r in result.items() if r)

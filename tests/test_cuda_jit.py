@@ -58,6 +58,20 @@ def test_compiles_a_cubin_for_sm90():
     assert machine == 190  # EM_CUDA: device code (SASS), not PTX text
 
 
+WGMMA_FENCE = ('extern "C" __global__ void fence_only() '
+               '{ asm volatile("wgmma.fence.sync.aligned;"); }')
+
+
+def test_a_source_may_name_its_own_architecture():
+    # wgmma exists only for sm_90a: the device's plain sm_90 rejects it, the source's own
+    # -arch option replaces that target, and the option is part of the cache key.
+    with pytest.raises(xrt.CudaError, match="sm_90a|wgmma"):
+        _core._cuda._compile(WGMMA_FENCE, "fence_only", arch="sm_90")
+    for option in ("-arch=sm_90a", "--gpu-architecture=sm_90a"):
+        cubin = _core._cuda._compile(WGMMA_FENCE, "fence_only", arch="sm_90", options=[option])
+        assert cubin[:4] == b"\x7fELF"
+
+
 def test_embedded_headers_are_included():
     source = ('#include "xrt/copy.cuh"\nextern "C" __global__ void k(xrt::float16* o, '
               "const xrt::complex128* i) { o[0] = xrt::cast_value<xrt::float16>(i[0]); }")

@@ -72,17 +72,24 @@ ATTENTION_CASES = [
     (1, 2, 65, 200, 64, True, False),      # causal with sk > sq (top-left)
     (1, 1, 33, 33, 80, False, False),      # head dim padded to 128
     (2, 2, 256, 256, 32, False, True),     # head dim padded to 64, masked
+    (2, 2, 640, 640, 64, True, False),     # 5 key tiles of 128: every stage refilled
+    (1, 3, 333, 700, 128, False, True),    # many tiles, ragged ends, masked
 ]
 
 
-@pytest.mark.parametrize("warps", [4, 8])
+@pytest.mark.parametrize("forward", ["hopper", "mma4", "mma8"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("case", ATTENTION_CASES)
-def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, warps,
+def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, forward,
                                                                   monkeypatch):
     from xpuruntime.adapters.pytorch import _kernels
 
-    monkeypatch.setattr(_kernels, "FORWARD_WARPS", warps)
+    if forward == "hopper":  # Note [flash_v2 on Hopper]
+        if not _kernels._is_hopper(torch.cuda.current_device()):
+            pytest.skip("the wgmma forward needs compute capability 9.0")
+    else:
+        monkeypatch.setattr(_kernels, "HOPPER_FORWARD", False)
+        monkeypatch.setattr(_kernels, "FORWARD_WARPS", int(forward[3:]))
     b, h, sq, sk, d, causal, masked = case
     q, = leaves((b, h, sq, d), dtype=dtype)
     k, v = leaves((b, h, sk, d), (b, h, sk, d), dtype=dtype)

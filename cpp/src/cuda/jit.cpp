@@ -73,9 +73,16 @@ bool has_option(const std::vector<std::string>& options, std::string_view flag) 
   return false;
 }
 
+bool names_arch(const std::vector<std::string>& options) {
+  return has_option(options, "gpu-architecture") || has_option(options, "arch");
+}
+
 /// The defaults, then the source's own options.
 std::vector<std::string> full_options(const KernelSource& source, const std::string& arch) {
-  std::vector<std::string> options = {"--gpu-architecture=" + arch};
+  std::vector<std::string> options;
+  // A source may name its own target (sm_90a, for wgmma and setmaxnreg): it replaces the
+  // device's. Loading the cubin on another device then fails with the driver's error.
+  if (!names_arch(source.options)) options.push_back("--gpu-architecture=" + arch);
   if (!has_option(source.options, "std")) options.push_back("-std=c++17");
   // Note: NVRTC contracts a * b + c into an FMA by default. The CPU kernels are built with
   // -ffp-contract=off, so elementwise results would differ in the last bit; a family that

@@ -40,6 +40,9 @@ def _module(kind, variant):
             f"\nNORM_ENTRIES({_C_TYPES[type_name]}, {type_name}, {_C_TYPES[weight_name]}, "
             f"{weight_name}, {vec}, {iters})\n")
         options += (f"-DNORM_FORWARD_STAGES={stages[0]}", f"-DNORM_BACKWARD_STAGES={stages[1]}")
+    elif kind == "flash_hopper":  # Note [flash_v2 on Hopper]: wgmma needs the sm_90a target
+        code = _source("common.cuh", "flash_hopper.cu")
+        options += ("-arch=sm_90a",)
     else:
         code = _source("common.cuh", "flash_v2.cu")
     return RawModule(code=code, options=options)
@@ -281,6 +284,24 @@ HEAD_DIMS = (64, 128)
 # Warps of a forward block (16 query rows each). 8 share each K/V tile between 128 rows, but
 # measured slower than 4 on the H100 (163 vs 181 TFLOP/s, bf16, s=4096, d=128, non-causal).
 FORWARD_WARPS = 4
+# The forward on compute capability 9.0 (H100, H200) runs flash_hopper.cu's wgmma kernel
+# (Note [flash_v2 on Hopper]); False keeps the portable mma.sync forward there too.
+HOPPER_FORWARD = True
+HOPPER_THREADS = 384
+
+
+@functools.cache
+def _is_hopper(device_index):
+    from ..._core import _cuda
+
+    p = _cuda.get_device_properties(device_index)
+    return (p.major, p.minor) == (9, 0)
+
+
+def _hopper_shared_bytes(d):
+    """flash_hopper.cu's Layout<T, D>::BYTES: Q, three stages of K and V, 7 mbarriers, and
+    1 KB to align the panels."""
+    return 128 * d * 2 + 3 * 2 * 128 * d * 2 + 7 * 8 + 1024
 
 
 def _shared_bytes(d, backward, warps=4):
@@ -310,14 +331,19 @@ def flash_forward(torch, q, k, v, mask, is_causal, scale, like=None):
     if b * h * sq == 0:
         return out, lse
     name = dtype_name(q.dtype)
-    warps = FORWARD_WARPS
-    kernel = _module("flash", None).get_function(f"flash_fwd_{name}_{d}_w{warps}")
-    grid = (-(-sq // (16 * warps)), b * h)
-    kernel(grid, (32 * warps,), (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+    if HOPPER_FORWARD and _is_hopper(q.device.index):
+        kernel = _module("flash_hopper", None).get_function(f"flash_fwd_sm90_{name}_{d}")
+        grid, threads, shared = (-(-sq // 128), b * h), HOPPER_THREADS, _hopper_shared_bytes(d)
+    else:
+        warps = FORWARD_WARPS
+        kernel = _module("flash", None).get_function(f"flash_fwd_{name}_{d}_w{warps}")
+        grid, threads = (-(-sq // (16 * warps)), b * h), 32 * warps
+        shared = _shared_bytes(d, False, warps)
+    kernel(grid, (threads,), (q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
            lse.data_ptr(), _ptr(mask), np.int64(sq), np.int64(sk), np.int64(h),
            *_strides3(q), *_strides3(k), *_strides3(v), *_strides3(out), *_mask_strides(mask),
            np.float32(scale), np.int32(bool(is_causal))),
-           shared_mem=_shared_bytes(d, False, warps), stream=torch_stream(torch, q.device.index))
+           shared_mem=shared, stream=torch_stream(torch, q.device.index))
     return out, lse
 
 
@@ -364,6 +390,9 @@ def compile_sources(arch="sm_90"):
     flash = _source("common.cuh", "flash_v2.cu")
     compiled.append(_cuda._compile(flash, "flash_fwd_bf16_128_w8", arch=arch,
                                    options=["-std=c++17", "--use_fast_math"]))
+    hopper = _source("common.cuh", "flash_hopper.cu")
+    compiled.append(_cuda._compile(hopper, "flash_fwd_sm90_bf16_128", arch=arch,
+                                   options=["-std=c++17", "--use_fast_math", "-arch=sm_90a"]))
     for name in ("f16", "bf16", "f32"):
         for weight_name in {name, "f32"}:
             for vec in ((1, 8) if name != "f32" else (1, 4)):

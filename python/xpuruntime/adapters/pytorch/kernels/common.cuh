@@ -3,6 +3,7 @@
 #pragma once
 // 16-bit floats as their bits: NVRTC's own headers (cuda_fp16.h) are not on its search path
 // in every install, and the conversions are single PTX instructions anyway.
+#define LOG2E 1.4426950408889634f
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif

@@ -18,8 +18,6 @@
 // - Rows are padded by 8 elements in shared memory so that ldmatrix's 8 rows fall into
 //   different banks.
 
-#define LOG2E 1.4426950408889634f
-
 template <typename T, int D> struct Tile {
   static constexpr int ROWS = 64, LD = D + 8, ELEMS = ROWS * LD;
 };
