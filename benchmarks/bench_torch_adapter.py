@@ -51,7 +51,7 @@ def attention(quick):
 
             def ours(hopper=True):
                 def run():
-                    _kernels.HOPPER_FORWARD = hopper  # False: the portable mma.sync forward
+                    _kernels.HOPPER_KERNELS = hopper  # False: the portable mma.sync kernels
                     return xt.fused_attention(q, k, v, is_causal=causal)
                 return run
 
@@ -84,7 +84,7 @@ def attention(quick):
                     xt.clear_kernel_policy()
             tag = f"{str(dtype)[6:]} {'causal' if causal else 'non-causal'} b{b} h{h} s{s} d{d}"
             rows.append((tag, result))
-    _kernels.HOPPER_FORWARD = True
+    _kernels.HOPPER_KERNELS = True
     print("\n## attention (TFLOP/s forward / forward+backward; ratios ours over torch)")
     for tag, result in rows:
         line = "  ".join(f"{n} {r[0]:.0f}/{r[1]:.0f}" for n, r in result.items() if r)

@@ -86,9 +86,9 @@ def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, fo
 
     if forward == "hopper":  # Note [flash_v2 on Hopper]
         if not _kernels._is_hopper(torch.cuda.current_device()):
-            pytest.skip("the wgmma forward needs compute capability 9.0")
+            pytest.skip("the wgmma kernels need compute capability 9.0")
     else:
-        monkeypatch.setattr(_kernels, "HOPPER_FORWARD", False)
+        monkeypatch.setattr(_kernels, "HOPPER_KERNELS", False)
         monkeypatch.setattr(_kernels, "FORWARD_WARPS", int(forward[3:]))
     b, h, sq, sk, d, causal, masked = case
     q, = leaves((b, h, sq, d), dtype=dtype)

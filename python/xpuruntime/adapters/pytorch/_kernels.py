@@ -284,9 +284,10 @@ HEAD_DIMS = (64, 128)
 # Warps of a forward block (16 query rows each). 8 share each K/V tile between 128 rows, but
 # measured slower than 4 on the H100 (163 vs 181 TFLOP/s, bf16, s=4096, d=128, non-causal).
 FORWARD_WARPS = 4
-# The forward on compute capability 9.0 (H100, H200) runs flash_hopper.cu's wgmma kernel
-# (Note [flash_v2 on Hopper]); False keeps the portable mma.sync forward there too.
-HOPPER_FORWARD = True
+# On compute capability 9.0 (H100, H200) the forward and the backward run flash_hopper.cu's
+# wgmma kernels (Note [flash_v2 on Hopper], Note [flash_v2 backward on Hopper]); False keeps
+# the portable mma.sync kernels there too.
+HOPPER_KERNELS = True
 HOPPER_THREADS = 384
 
 
@@ -298,10 +299,17 @@ def _is_hopper(device_index):
     return (p.major, p.minor) == (9, 0)
 
 
-def _hopper_shared_bytes(d):
-    """flash_hopper.cu's Layout<T, D>::BYTES: Q, three stages of K and V, 7 mbarriers, and
-    1 KB to align the panels."""
+def _hopper_shared_bytes(d, backward):
+    """flash_hopper.cu's Layout<T, D>::BYTES (Q, three stages of K and V, 7 mbarriers) or
+    BackwardLayout<T, D>::BYTES (K, V, two stages of Q and dO, two dS^T buffers, lse2 and
+    delta, 5 mbarriers), each with 1 KB to align the panels."""
+    if backward:
+        return 2 * 128 * d * 2 + 2 * 2 * 64 * d * 2 + 2 * 128 * 64 * 2 + 2 * 512 + 5 * 8 + 1024
     return 128 * d * 2 + 3 * 2 * 128 * d * 2 + 7 * 8 + 1024
+
+
+def _use_hopper(device_index):
+    return HOPPER_KERNELS and _is_hopper(device_index)
 
 
 def _shared_bytes(d, backward, warps=4):
@@ -331,9 +339,10 @@ def flash_forward(torch, q, k, v, mask, is_causal, scale, like=None):
     if b * h * sq == 0:
         return out, lse
     name = dtype_name(q.dtype)
-    if HOPPER_FORWARD and _is_hopper(q.device.index):
+    if _use_hopper(q.device.index):
         kernel = _module("flash_hopper", None).get_function(f"flash_fwd_sm90_{name}_{d}")
-        grid, threads, shared = (-(-sq // 128), b * h), HOPPER_THREADS, _hopper_shared_bytes(d)
+        grid, threads = (-(-sq // 128), b * h), HOPPER_THREADS
+        shared = _hopper_shared_bytes(d, False)
     else:
         warps = FORWARD_WARPS
         kernel = _module("flash", None).get_function(f"flash_fwd_{name}_{d}_w{warps}")
@@ -364,14 +373,20 @@ def flash_backward(torch, grad, q, k, v, mask, out, lse, is_causal, scale):
             (-(-rows // 8),), (256,), (delta.data_ptr(), out.data_ptr(), grad.data_ptr(),
                                        np.int64(rows), np.int64(sq), np.int64(h),
                                        *_strides3(out), *_strides3(grad)), stream=stream)
-        module.get_function(f"flash_bwd_{name}_{d}")(
-            (-(-sk // 64), b * h), (128,),
-            (q.data_ptr(), k.data_ptr(), v.data_ptr(), grad.data_ptr(), lse.data_ptr(),
-             delta.data_ptr(), _ptr(mask), dq_acc.data_ptr(), dk.data_ptr(), dv.data_ptr(),
-             np.int64(sq), np.int64(sk), np.int64(h), *_strides3(q), *_strides3(k),
-             *_strides3(v), *_strides3(grad), *_mask_strides(mask), np.float32(scale),
-             np.int32(bool(is_causal))),
-            shared_mem=_shared_bytes(d, True), stream=stream)
+        if _use_hopper(q.device.index):
+            kernel = _module("flash_hopper", None).get_function(f"flash_bwd_sm90_{name}_{d}")
+            grid, threads = (-(-sk // 128), b * h), HOPPER_THREADS
+            shared = _hopper_shared_bytes(d, True)
+        else:
+            kernel = module.get_function(f"flash_bwd_{name}_{d}")
+            grid, threads, shared = (-(-sk // 64), b * h), 128, _shared_bytes(d, True)
+        kernel(grid, (threads,),
+               (q.data_ptr(), k.data_ptr(), v.data_ptr(), grad.data_ptr(), lse.data_ptr(),
+                delta.data_ptr(), _ptr(mask), dq_acc.data_ptr(), dk.data_ptr(), dv.data_ptr(),
+                np.int64(sq), np.int64(sk), np.int64(h), *_strides3(q), *_strides3(k),
+                *_strides3(v), *_strides3(grad), *_mask_strides(mask), np.float32(scale),
+                np.int32(bool(is_causal))),
+               shared_mem=shared, stream=stream)
     elif sk == 0:
         dk.zero_()
         dv.zero_()

@@ -311,6 +311,51 @@ __device__ __forceinline__ void mma_rs<bf16, 128>(float (&d)[64], const unsigned
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }
 
+// d (64 x N) = a b (+ d when scale_d), both from shared memory and both MN-major (a's rows
+// and b's columns contiguous): the backward's dQ = dS K from dS^T and K as stored.
+template <typename T, int N>
+__device__ __forceinline__ void mma_ss_mn(float (&d)[N / 2], unsigned long long a,
+                                          unsigned long long b, int scale_d);
+template <>
+__device__ __forceinline__ void mma_ss_mn<f16, 64>(float (&d)[32], unsigned long long a,
+                                               unsigned long long b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7,"
+      "%8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23,"
+      "%24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+template <>
+__device__ __forceinline__ void mma_ss_mn<bf16, 64>(float (&d)[32], unsigned long long a,
+                                               unsigned long long b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7,"
+      "%8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23,"
+      "%24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+        "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+        "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+        "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+        "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+
+
 template <typename T, int D> struct Layout {
   static constexpr int STAGES = 3;
   static constexpr unsigned Q_BYTES = BM * D * 2, KV_BYTES = BN * D * 2,
@@ -535,3 +580,295 @@ FLASH_HOPPER(f16, f16, 64)
 FLASH_HOPPER(f16, f16, 128)
 FLASH_HOPPER(bf16, bf16, 64)
 FLASH_HOPPER(bf16, bf16, 128)
+
+namespace hopper {
+
+// ---- backward ------------------------------------------------------------------------------
+//
+// Note [flash_v2 backward on Hopper]
+// - Same arguments and results as flash_bwd (Note [flash_v2 layout]): dK and dV contiguous,
+//   dQ added into an fp32 buffer; delta = rowsum(dO * O) comes from flash_delta.
+// - A block owns 128 keys (K and V stay in shared memory) and walks the query tiles of 64
+//   rows. Three warpgroups: one loads Q, dO, lse2 and delta of each query tile into one of
+//   two stages (cp.async completing mbarriers, as in the forward); two compute, 64 keys each.
+// - A computing warpgroup, per query tile (every product a wgmma chain):
+//   - S^T = K Q^T and dP^T = V dO^T (both operands in shared memory, K-major);
+//   - P^T = exp2(S^T scale2 - lse2) and dS^T = P^T (dP^T - delta) scale, in registers;
+//   - dV += P^T dO and dK += dS^T Q (A from registers, B MN-major from shared memory);
+//   - dS^T also goes to shared memory (two buffers, alternating by tile) for dQ = dS K (A
+//     and B MN-major), added into memory with vector reductions (red.global.add.v2.f32).
+//     D = 128: each warpgroup takes 64 of the columns over all 128 keys, after a barrier
+//     between the two; D = 64: each takes all columns over its own 64 keys.
+// - One barrier a tile suffices: a warpgroup writes a dS^T buffer only after both passed the
+//   previous tile's barrier, which each reaches after its wait on the dQ product that read
+//   that buffer two tiles back.
+
+constexpr int BWD_BM = 64, BWD_BN = 128;
+
+template <typename T, int D> struct BackwardLayout {
+  static constexpr int STAGES = 2;
+  static constexpr unsigned KV_BYTES = BWD_BN * D * 2, TILE = BWD_BM * D * 2,
+                            DS_BYTES = BWD_BN * BWD_BM * 2,
+                            K = 0, V = KV_BYTES, Q = 2 * KV_BYTES, DO = Q + STAGES * TILE,
+                            DS = DO + STAGES * TILE,       // two buffers
+                            LSE = DS + 2 * DS_BYTES,       // per stage: lse2[64], delta[64]
+                            BARRIERS = LSE + STAGES * 512,  // kv_full, full[], empty[]
+                            BYTES = BARRIERS + (1 + 2 * STAGES) * 8 + 1024;
+};
+
+/// The loading warpgroup of the backward: K and V once, then each query tile's Q, dO, lse2
+/// and delta into its stage.
+template <typename T, int D>
+__device__ __forceinline__ void backward_load_all(unsigned base, const T* q, const T* k,
+                                                  const T* v, const T* d_o, const float* lse,
+                                                  const float* delta, long long qs,
+                                                  long long ks, long long vs, long long gs,
+                                                  long long k0, long long sq, long long sk,
+                                                  long long first, long long q_blocks) {
+  using L = BackwardLayout<T, D>;
+  const unsigned kv_full = base + L::BARRIERS, full = kv_full + 8,
+                 empty = full + L::STAGES * 8;
+  load_tile<T, D, BWD_BN>(base + L::K, k, ks, k0, sk);
+  load_tile<T, D, BWD_BN>(base + L::V, v, vs, k0, sk);
+  barrier_arrive_on_copies(kv_full);
+  for (long long i = first; i < q_blocks; ++i) {
+    const long long n = i - first, q0 = i * BWD_BM;
+    const unsigned stage = static_cast<unsigned>(n % L::STAGES);
+    const unsigned use = static_cast<unsigned>(n / L::STAGES);
+    if (use > 0) barrier_wait(empty + stage * 8, (use - 1) & 1);
+    load_tile<T, D, BWD_BM>(base + L::Q + stage * L::TILE, q, qs, q0, sq);
+    load_tile<T, D, BWD_BM>(base + L::DO + stage * L::TILE, d_o, gs, q0, sq);
+    // lse2 and delta of the tile's rows, one float a thread (rows past sq: zeros, and the
+    // computing side masks them).
+    const int r = threadIdx.x & 63;
+    const float* src = (threadIdx.x < 64 ? lse : delta) + q0 + r;
+    const bool valid = q0 + r < sq;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(
+                     base + L::LSE + stage * 512 + threadIdx.x * 4),
+                 "l"(valid ? src : lse), "r"(valid ? 4 : 0));
+    barrier_arrive_on_copies(full + stage * 8);
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+/// A computing warpgroup of the backward: keys [k0 + 64 c, k0 + 64 c + 64) against every
+/// query tile; dK and dV in registers, written at the end.
+template <typename T, int D>
+__device__ __forceinline__ void backward_compute(unsigned base, const T* __restrict__ mask,
+                                                 float* __restrict__ dq_acc,
+                                                 T* __restrict__ dk, T* __restrict__ dv,
+                                                 long long sq, long long sk, long long ms,
+                                                 long long k0, long long first,
+                                                 long long q_blocks, float scale,
+                                                 int causal) {
+  using L = BackwardLayout<T, D>;
+  const unsigned kv_full = base + L::BARRIERS, full = kv_full + 8,
+                 empty = full + L::STAGES * 8;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, c = (warp >> 2) - 1;
+  const int g = lane >> 2, t = lane & 3, cw = warp & 3;
+  const float scale2 = scale * LOG2E;
+  float dk_acc[D / 2], dv_acc[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) dk_acc[i] = dv_acc[i] = 0.f;
+  const int key_local = 64 * c + 16 * cw + g;  // this thread's rows: key_local, key_local + 8
+  const long long key[2] = {k0 + key_local, k0 + key_local + 8};
+  const unsigned k_rows = base + L::K + 64 * c * 128, v_rows = base + L::V + 64 * c * 128;
+  barrier_wait(kv_full, 0);
+
+  for (long long i = first; i < q_blocks; ++i) {
+    const long long n = i - first, q0 = i * BWD_BM;
+    const unsigned stage = static_cast<unsigned>(n % L::STAGES);
+    const unsigned use = static_cast<unsigned>(n / L::STAGES);
+    const unsigned sQ = base + L::Q + stage * L::TILE, sG = base + L::DO + stage * L::TILE;
+    const unsigned sS = base + L::DS + static_cast<unsigned>(n & 1) * L::DS_BYTES;
+    barrier_wait(full + stage * 8, use & 1);
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+
+    float st[BWD_BM / 2], dpt[BWD_BM / 2];
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const unsigned offset = (kk >> 2) * BWD_BN * 128 + (kk & 3) * 32;
+      const unsigned tile_offset = (kk >> 2) * BWD_BM * 128 + (kk & 3) * 32;
+      mma_ss<T, BWD_BM>(st, descriptor(k_rows + offset, 16, 1024),
+                        descriptor(sQ + tile_offset, 16, 1024), kk);
+    }
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const unsigned offset = (kk >> 2) * BWD_BN * 128 + (kk & 3) * 32;
+      const unsigned tile_offset = (kk >> 2) * BWD_BM * 128 + (kk & 3) * 32;
+      mma_ss<T, BWD_BM>(dpt, descriptor(v_rows + offset, 16, 1024),
+                        descriptor(sG + tile_offset, 16, 1024), kk);
+    }
+    wgmma_commit();
+    wgmma_wait_all();
+    pin(st);
+    pin(dpt);
+
+    // P^T and dS^T (scaled) in registers; checks only on edge tiles.
+    const unsigned lse_at = base + L::LSE + stage * 512;
+    const bool edge = mask || q0 + BWD_BM > sq || k0 + BWD_BN > sk ||
+                      (causal && k0 + BWD_BN - 1 > q0);
+#pragma unroll
+    for (int nt = 0; nt < BWD_BM / 8; ++nt) {
+      float l2[2], dl[2];  // lse2 and delta of this thread's two query columns
+      asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+          : "=f"(l2[0]), "=f"(l2[1]) : "r"(lse_at + (nt * 8 + 2 * t) * 4));
+      asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n"
+          : "=f"(dl[0]), "=f"(dl[1]) : "r"(lse_at + 256 + (nt * 8 + 2 * t) * 4));
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int qi = nt * 8 + 2 * t + (e & 1);
+        float x = st[nt * 4 + e] * scale2;
+        bool seen = true;
+        if (edge) {
+          const long long qrow = q0 + qi, kcol = key[e >> 1];
+          seen = qrow < sq && kcol < sk && !(causal && kcol > qrow);
+          if (seen && mask) x += to_float(mask[qrow * ms + kcol]) * LOG2E;
+        }
+        const float p = seen ? exp2f(x - l2[e & 1]) : 0.f;
+        st[nt * 4 + e] = p;
+        dpt[nt * 4 + e] = p * scale * (dpt[nt * 4 + e] - dl[e & 1]);
+      }
+    }
+    unsigned pf[BWD_BM / 16][4], sf[BWD_BM / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < BWD_BM / 16; ++kk) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        pf[kk][e] = pack2<T>(st[8 * kk + 2 * e], st[8 * kk + 2 * e + 1]);
+        sf[kk][e] = pack2<T>(dpt[8 * kk + 2 * e], dpt[8 * kk + 2 * e + 1]);
+      }
+      // dS^T to shared memory for dQ (the same 16-bit values as dK's): rows are keys, the
+      // 64 queries of a row one swizzled 128-byte line.
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = key_local + 8 * (e & 1), col = 16 * kk + 8 * (e >> 1) + 2 * t;
+        const unsigned at = sS + r * 128 + ((((col >> 3) ^ (r & 7))) << 4) + (col & 7) * 2;
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(sf[kk][e]) : "memory");
+      }
+    }
+    wgmma_fence();
+    pin(dv_acc);
+    pin(dk_acc);
+#pragma unroll
+    for (int kk = 0; kk < BWD_BM / 16; ++kk)
+      mma_rs<T, D>(dv_acc, pf[kk], descriptor(sG + kk * 16 * 128, BWD_BM * 128, 1024));
+#pragma unroll
+    for (int kk = 0; kk < BWD_BM / 16; ++kk)
+      mma_rs<T, D>(dk_acc, sf[kk], descriptor(sQ + kk * 16 * 128, BWD_BM * 128, 1024));
+    wgmma_commit();
+
+    // dQ += dS K, 64 columns a warpgroup (a 64 x 64 product). D = 128: this warpgroup's
+    // columns over all 128 keys, once both halves of dS^T are in; D = 64: all columns over
+    // its own 64 keys (the two halves add up in memory).
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    if constexpr (D == 128)
+      asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    else
+      asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");
+    constexpr int DQ_KEYS = D == 128 ? BWD_BN : 64;
+    const unsigned dq_key0 = D == 128 ? 0 : 64 * c, dq_panel = D == 128 ? c * BWD_BN * 128 : 0;
+    float dq[32];
+#pragma unroll
+    for (int kk = 0; kk < DQ_KEYS / 16; ++kk) {
+      const unsigned row = (dq_key0 + 16 * kk) * 128;
+      mma_ss_mn<T, 64>(dq, descriptor(sS + row, 16, 1024),
+                       descriptor(base + L::K + dq_panel + row, 16, 1024), kk);
+    }
+    wgmma_commit();
+    wgmma_wait_all();
+    pin(dv_acc);
+    pin(dk_acc);
+    pin(dq);
+    barrier_arrive(empty + stage * 8);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const long long qrow = q0 + 16 * cw + g + 8 * r;
+      if (qrow >= sq) continue;
+      float* dst = dq_acc + qrow * D + (D == 128 ? 64 * c : 0) + 2 * t;
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt)
+        asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(dst + nt * 8),
+                     "f"(dq[nt * 4 + 2 * r]), "f"(dq[nt * 4 + 2 * r + 1])
+                     : "memory");
+    }
+  }
+
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    if (key[r] >= sk) continue;
+    T* dkrow = dk + key[r] * D;
+    T* dvrow = dv + key[r] * D;
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt) {
+      *reinterpret_cast<unsigned*>(dkrow + nt * 8 + 2 * t) =
+          pack2<T>(dk_acc[nt * 4 + 2 * r], dk_acc[nt * 4 + 2 * r + 1]);
+      *reinterpret_cast<unsigned*>(dvrow + nt * 8 + 2 * t) =
+          pack2<T>(dv_acc[nt * 4 + 2 * r], dv_acc[nt * 4 + 2 * r + 1]);
+    }
+  }
+}
+
+template <typename T, int D>
+__device__ void flash_backward(const T* __restrict__ q, const T* __restrict__ k,
+                               const T* __restrict__ v, const T* __restrict__ d_o,
+                               const float* __restrict__ lse, const float* __restrict__ delta,
+                               const T* __restrict__ mask, float* __restrict__ dq_acc,
+                               T* __restrict__ dk, T* __restrict__ dv, long long sq,
+                               long long sk, long long heads, long long qb, long long qh,
+                               long long qs, long long kb, long long kh, long long ks,
+                               long long vb, long long vh, long long vs, long long gb,
+                               long long gh, long long gs, long long mb, long long mh,
+                               long long ms, float scale, int causal) {
+  using L = BackwardLayout<T, D>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const unsigned base = (shared_address(smem_raw) + 1023u) & ~1023u;
+  const unsigned kv_full = base + L::BARRIERS, full = kv_full + 8,
+                 empty = full + L::STAGES * 8;
+  const int wg = threadIdx.x >> 7;
+  const long long bh = blockIdx.y, b = bh / heads, h = bh % heads;
+  const long long k0 = static_cast<long long>(blockIdx.x) * BWD_BN;
+  const long long first = causal ? k0 / BWD_BM : 0;  // earlier queries see none of these keys
+  const long long q_blocks = (sq + BWD_BM - 1) / BWD_BM;
+  if (threadIdx.x == 0) {
+    barrier_init(kv_full, LOADERS);
+    for (int s = 0; s < L::STAGES; ++s) {
+      barrier_init(full + s * 8, LOADERS);
+      barrier_init(empty + s * 8, THREADS - LOADERS);
+    }
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    backward_load_all<T, D>(base, q + b * qb + h * qh, k + b * kb + h * kh,
+                            v + b * vb + h * vh, d_o + b * gb + h * gh, lse + bh * sq,
+                            delta + bh * sq, qs, ks, vs, gs, k0, sq, sk, first, q_blocks);
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+    backward_compute<T, D>(base, mask ? mask + b * mb + h * mh : mask, dq_acc + bh * sq * D,
+                           dk + bh * sk * D, dv + bh * sk * D, sq, sk, ms, k0, first,
+                           q_blocks, scale, causal);
+  }
+}
+
+}  // namespace hopper
+
+#define FLASH_HOPPER_BACKWARD(T, TN, D)                                                      \
+  extern "C" __global__ void __launch_bounds__(hopper::THREADS, 1) flash_bwd_sm90_##TN##_##D( \
+      const T* q, const T* k, const T* v, const T* d_o, const float* lse,                    \
+      const float* delta, const T* mask, float* dq_acc, T* dk, T* dv, long long sq,          \
+      long long sk, long long heads, long long qb, long long qh, long long qs, long long kb, \
+      long long kh, long long ks, long long vb, long long vh, long long vs, long long gb,    \
+      long long gh, long long gs, long long mb, long long mh, long long ms, float scale,     \
+      int causal) {                                                                          \
+    hopper::flash_backward<T, D>(q, k, v, d_o, lse, delta, mask, dq_acc, dk, dv, sq, sk,    \
+                                 heads, qb, qh, qs, kb, kh, ks, vb, vh, vs, gb, gh, gs, mb, \
+                                 mh, ms, scale, causal);                                     \
+  }
+
+FLASH_HOPPER_BACKWARD(f16, f16, 64)
+FLASH_HOPPER_BACKWARD(f16, f16, 128)
+FLASH_HOPPER_BACKWARD(bf16, bf16, 64)
+FLASH_HOPPER_BACKWARD(bf16, bf16, 128)
