@@ -77,19 +77,23 @@ ATTENTION_CASES = [
 ]
 
 
-@pytest.mark.parametrize("forward", ["hopper", "mma4", "mma8"])
+@pytest.mark.parametrize("kernels", ["hopper", "mma4", "mma8"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("case", ATTENTION_CASES)
-def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, forward,
+def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, kernels,
                                                                   monkeypatch):
     from xpuruntime.adapters.pytorch import _kernels
 
-    if forward == "hopper":  # Note [flash_v2 on Hopper]
+    if kernels == "hopper":  # Note [flash_v2 on Hopper]
         if not _kernels._is_hopper(torch.cuda.current_device()):
             pytest.skip("the wgmma kernels need compute capability 9.0")
+        monkeypatch.setattr(_kernels, "HOPPER_MIN_BLOCKS", 0)  # these grids are small
     else:
         monkeypatch.setattr(_kernels, "HOPPER_KERNELS", False)
-        monkeypatch.setattr(_kernels, "FORWARD_WARPS", int(forward[3:]))
+        monkeypatch.setattr(_kernels, "FORWARD_WARPS", int(kernels[3:]))
+    chosen, choose_hopper = [], _kernels._use_hopper  # which kernels ran, forward and backward
+    monkeypatch.setattr(_kernels, "_use_hopper",
+                        lambda *args: chosen.append(choose_hopper(*args)) or chosen[-1])
     b, h, sq, sk, d, causal, masked = case
     q, = leaves((b, h, sq, d), dtype=dtype)
     k, v = leaves((b, h, sk, d), (b, h, sk, d), dtype=dtype)
@@ -98,6 +102,18 @@ def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, fo
         out = xt.fused_attention(q, k, v, attn_mask=mask, is_causal=causal)
     assert log.kernels("attention") == ["flash_v2"]
     check_against_fp32_reference(out, q, k, v, mask, causal)
+    assert len(chosen) == 2 and set(chosen) == {kernels == "hopper"}
+
+
+def test_flash_v2_takes_the_wgmma_kernels_for_grids_that_fill_the_chip():
+    from xpuruntime.adapters.pytorch import _kernels
+
+    device = torch.cuda.current_device()
+    if not _kernels._is_hopper(device):
+        pytest.skip("the wgmma kernels need compute capability 9.0")
+    sms = _kernels._multiprocessors(torch, device)
+    assert not _kernels._use_hopper(torch, device, sms - 1)
+    assert _kernels._use_hopper(torch, device, sms)
 
 
 CUDNN_CASES = [
@@ -175,7 +191,9 @@ def test_attention_on_xpuruntime_tensors():
     assert rel_err(torch.from_dlpack(out), ref) < 4e-3
 
 
-@pytest.mark.parametrize("plan", [(1, 16), (2, 4), (4, 1)])
+# (vectors a thread, backward blocks a multiprocessor, forward rows in flight: 1 in
+# registers, more in a ring)
+@pytest.mark.parametrize("plan", [(1, 16, 1), (2, 4, 2), (4, 1, 1), (4, 4, 3)])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("shape", [(64, 1024), (7, 33, 768), (5, 1000), (300, 8192),
                                    (2049, 256), (3, 40)])
@@ -185,6 +203,7 @@ def test_fused_layernorm_and_rmsnorm_match_torch(dtype, shape, plan, monkeypatch
     monkeypatch.setattr(_kernels, "NORM_ITERS_TARGET", plan[0])
     monkeypatch.setattr(_kernels, "NORM_FORWARD_ITERS_TARGET", plan[0])
     monkeypatch.setattr(_kernels, "NORM_BACKWARD_BLOCKS_PER_SM", plan[1])
+    monkeypatch.setattr(_kernels, "NORM_STAGES", (plan[2], 2))
     n = shape[-1]
     x, = leaves(shape, dtype=dtype)
     w, b = leaves((n,), (n,), dtype=dtype)

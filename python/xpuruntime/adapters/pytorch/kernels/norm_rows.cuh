@@ -172,9 +172,15 @@ __device__ __forceinline__ void row_moments(float& c, float& m, float& q, float*
 // Note [Norm rows in flight]: one row's loads, then its reductions and its stores, leave a
 // multiprocessor's memory pipe idle between rows (bf16 8192-wide layer norm: 2.0-2.35 TB/s
 // on the H200, about half its bandwidth). Where rows load as 16-byte pieces, the blocks are
-// persistent and each thread copies its own pieces of the next STAGES - 1 rows into shared
-// memory (cp.async) while it works on the current one. A thread reads back only what it
-// copied, so its own cp.async.wait_group orders the ring: no barrier.
+// persistent and each thread loads its own pieces of the rows ahead while it works on the
+// current one:
+// - STAGES = 1 (the forward's default): the next row's pieces into registers
+//   (norm_forward_prefetch), so each element is read once and widened once. The ring below
+//   read each piece back from shared memory three times (mean, variance, output), and its
+//   forward was bound by those reads (78-81% SM throughput at 35% of DRAM bandwidth).
+// - STAGES > 1: the next STAGES - 1 rows into shared memory (cp.async), a ring. A thread
+//   reads back only what it copied, so its own cp.async.wait_group orders the ring: no
+//   barrier. The backward keeps it (two sources a row, dy and x).
 extern __shared__ uint4 norm_smem[];
 
 /// Issues this thread's 16-byte pieces of `row` (zeros when !live or past n) into the ring

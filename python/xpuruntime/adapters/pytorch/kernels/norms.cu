@@ -161,10 +161,106 @@ __device__ void norm_forward_ring(T* y, float* mean_out, float* rstd_out, const 
   cp_async_wait<0>();
 }
 
+/// The same with the next row's 16-byte pieces loaded into registers while this row is
+/// reduced and written (Note [Norm rows in flight]): one read of the row, no shared memory.
+template <typename T, typename W, int VEC, int ITERS, bool RMS>
+__device__ void norm_forward_prefetch(T* y, float* mean_out, float* rstd_out, const T* x,
+                                      const W* w, const W* b, long long rows, int n, int tpr,
+                                      float eps) {
+  __shared__ float shared[96];
+  constexpr int PER = 16 / sizeof(T), PIECES = VEC / PER;
+  const int per_block = blockDim.x / tpr, slot = threadIdx.x / tpr, lane = threadIdx.x % tpr;
+  const long long step = static_cast<long long>(gridDim.x) * per_block;
+  uint4 raw[ITERS][PIECES], next[ITERS][PIECES];
+  auto fetch = [&](uint4 (&into)[ITERS][PIECES], long long r) {
+#pragma unroll
+    for (int it = 0; it < ITERS; ++it)
+#pragma unroll
+      for (int piece = 0; piece < PIECES; ++piece) {
+        const int col = (it * tpr + lane) * VEC + piece * PER;
+        into[it][piece] = r < rows && col < n
+                              ? __ldg(reinterpret_cast<const uint4*>(x + r * n + col))
+                              : make_uint4(0, 0, 0, 0);
+      }
+  };
+  fetch(raw, static_cast<long long>(blockIdx.x) * per_block + slot);
+  for (long long first = static_cast<long long>(blockIdx.x) * per_block; first < rows;
+       first += step) {
+    const long long row = first + slot;
+    const bool live = row < rows;
+    fetch(next, row + step);
+    float v[ITERS][VEC];
+#pragma unroll
+    for (int it = 0; it < ITERS; ++it)
+#pragma unroll
+      for (int piece = 0; piece < PIECES; ++piece) {
+        const T* e = reinterpret_cast<const T*>(&raw[it][piece]);
+#pragma unroll
+        for (int j = 0; j < PER; ++j) v[it][piece * PER + j] = to_float(e[j]);
+      }
+    // Note [Row moments]
+    float c = 0.f, mean = 0.f, q = 0.f;
+    if (!RMS) {
+#pragma unroll
+      for (int it = 0; it < ITERS; ++it) {
+        if (!in_row(it, n, lane, tpr, VEC)) continue;
+        c += VEC;
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) mean += v[it][j];
+      }
+      if (c > 0.f) mean /= c;
+    }
+#pragma unroll
+    for (int it = 0; it < ITERS; ++it) {
+      if (!in_row(it, n, lane, tpr, VEC)) continue;
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        const float d = v[it][j] - mean;
+        q += d * d;
+      }
+    }
+    if (RMS) q = row_sum(q, shared, tpr);
+    else row_moments(c, mean, q, shared, tpr);
+    const float rstd = rsqrtf(q / n + eps);
+    if (live) {
+#pragma unroll
+      for (int it = 0; it < ITERS; ++it) {
+        const int col = (it * tpr + lane) * VEC;
+        if (col >= n) continue;
+        float o[VEC], p[VEC];
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) o[j] = (v[it][j] - mean) * rstd;
+        if (w) {
+          load_vec<W, VEC>(w + col, p);
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) o[j] *= p[j];
+        }
+        if (b) {
+          load_vec<W, VEC>(b + col, p);
+#pragma unroll
+          for (int j = 0; j < VEC; ++j) o[j] += p[j];
+        }
+        store_vec<T, VEC>(y + row * n + col, o);
+      }
+      if (lane == 0) {
+        if (mean_out) mean_out[row] = mean;
+        rstd_out[row] = rstd;
+      }
+    }
+#pragma unroll
+    for (int it = 0; it < ITERS; ++it)
+#pragma unroll
+      for (int piece = 0; piece < PIECES; ++piece) raw[it][piece] = next[it][piece];
+  }
+}
+
 template <typename T, typename W, int VEC, int ITERS, bool RMS, int STAGES>
 __device__ void norm_forward(T* y, float* mean_out, float* rstd_out, const T* x, const W* w,
                              const W* b, long long rows, int n, int tpr, float eps) {
-  if constexpr (STAGES > 0)
+  if constexpr (STAGES == 1)  // one row ahead, in registers
+    norm_forward_prefetch<T, W, VEC, ITERS, RMS>(y, mean_out, rstd_out, x, w, b, rows, n,
+                                                 tpr, eps);
+  else if constexpr (STAGES > 0)
     norm_forward_ring<T, W, VEC, ITERS, RMS, STAGES>(y, mean_out, rstd_out, x, w, b, rows, n,
                                                      tpr, eps);
   else
@@ -403,7 +499,7 @@ __device__ void norm_grad_sum(W* dw, W* db, const float* partial_w, const float*
 #define NORM_BOUNDS __launch_bounds__(512)
 // Ring depths (Note [Norm rows in flight]): the host defines them from _kernels.NORM_STAGES.
 #ifndef NORM_FORWARD_STAGES
-#define NORM_FORWARD_STAGES 2
+#define NORM_FORWARD_STAGES 1
 #endif
 #ifndef NORM_BACKWARD_STAGES
 #define NORM_BACKWARD_STAGES 2
