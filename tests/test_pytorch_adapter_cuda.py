@@ -287,14 +287,23 @@ def test_fused_norm_gradients_are_the_same_from_run_to_run():
         assert all(torch.equal(a, c) for a, c in zip(grads[0], later))
 
 
-@pytest.mark.parametrize("kernel", ["cudnn", "flash_v2"])
-def test_attention_outputs_and_gradients_keep_the_inputs_layout(kernel):
+@pytest.mark.parametrize("kernel", ["cudnn", "flash_v2", "flash_v2/hopper"])
+def test_attention_outputs_and_gradients_keep_the_inputs_layout(kernel, monkeypatch):
     """q, k, v cut from one [B, S, 3, H, D] projection (a GPT block's): the output and the
     gradients are laid out as the inputs (Note [Attention outputs' layout]), and right."""
     from xpuruntime import _attention
 
+    from xpuruntime.adapters.pytorch import _kernels
+
     if kernel == "cudnn" and not _attention.cudnn_available():
         pytest.skip("cuDNN does not load here")
+    if kernel == "flash_v2/hopper":
+        if not _kernels._is_hopper(torch.cuda.current_device()):
+            pytest.skip("the wgmma kernels need compute capability 9.0")
+        monkeypatch.setattr(_kernels, "HOPPER_MIN_BLOCKS", 0)
+        kernel = "flash_v2"
+    else:
+        monkeypatch.setattr(_kernels, "HOPPER_KERNELS", False)
     torch.manual_seed(0)
     b, s, h, d = 2, 128, 4, 64
     qkv = torch.randn(b, s, 3, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
@@ -317,8 +326,7 @@ def test_attention_outputs_and_gradients_keep_the_inputs_layout(kernel):
     ref.backward(g.float())
     assert rel_err(out, ref) < TOL[torch.bfloat16] * 2
     assert rel_err(qkv.grad, ref_qkv.grad) < TOL[torch.bfloat16] * 2
-    if kernel == "cudnn":  # flash_v2's backward writes contiguous gradients
-        assert all(order(t) == [0, 2, 1, 3] for t in seen)
+    assert all(order(t) == [0, 2, 1, 3] for t in seen)
 
 
 def test_rerouted_torch_ops_follow_the_policy_and_keep_gradients():

@@ -99,12 +99,13 @@ def flash_attention_backward(grad: torch.Tensor, q: torch.Tensor, k: torch.Tenso
                              out: torch.Tensor, lse: torch.Tensor, is_causal: bool,
                              scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return _kernels.flash_backward(torch, _aligned(grad), _aligned(q), _aligned(k),
-                                   _aligned(v), attn_mask, out, lse, is_causal, scale)
+                                   _aligned(v), attn_mask, out, lse, is_causal, scale,
+                                   like=(q, k, v))
 
 
 @flash_attention_backward.register_fake
 def _(grad, q, k, v, attn_mask, out, lse, is_causal, scale):
-    return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
+    return tuple(_kernels._grad_like(torch, t) for t in (q, k, v))
 
 
 def _save_for_backward(ctx, inputs, output):

@@ -372,15 +372,22 @@ def flash_forward(torch, q, k, v, mask, is_causal, scale, like=None):
     return out, lse
 
 
-def flash_backward(torch, grad, q, k, v, mask, out, lse, is_causal, scale):
-    """(dq, dk, dv), contiguous [B, H, S, D]."""
+def _grad_like(torch, t):
+    """An empty gradient for t in t's layout where rows stay unit-stride (the kernels write
+    pairs of elements), else contiguous."""
+    g = _like(torch, t)
+    return g if g.stride(-1) == 1 else torch.empty(t.shape, device=t.device, dtype=t.dtype)
+
+
+def flash_backward(torch, grad, q, k, v, mask, out, lse, is_causal, scale, like=None):
+    """(dq, dk, dv), each laid out as its input (`like`: the inputs before any aligning
+    copy; Note [Attention outputs' layout])."""
     b, h, sq, d = q.shape
     sk = k.shape[2]
     name = dtype_name(q.dtype)
     stream = torch_stream(torch, q.device.index)
     module = _module("flash", None)
-    dk = torch.empty((b, h, sk, d), device=q.device, dtype=q.dtype)
-    dv = torch.empty((b, h, sk, d), device=q.device, dtype=q.dtype)
+    dq, dk, dv = (_grad_like(torch, t) for t in like or (q, k, v))
     dq_acc = torch.zeros((b, h, sq, d), device=q.device, dtype=torch.float32)
     delta = torch.empty((b, h, sq), device=q.device, dtype=torch.float32)
     rows = b * h * sq
@@ -400,13 +407,14 @@ def flash_backward(torch, grad, q, k, v, mask, out, lse, is_causal, scale):
                (q.data_ptr(), k.data_ptr(), v.data_ptr(), grad.data_ptr(), lse.data_ptr(),
                 delta.data_ptr(), _ptr(mask), dq_acc.data_ptr(), dk.data_ptr(), dv.data_ptr(),
                 np.int64(sq), np.int64(sk), np.int64(h), *_strides3(q), *_strides3(k),
-                *_strides3(v), *_strides3(grad), *_mask_strides(mask), np.float32(scale),
-                np.int32(bool(is_causal))),
+                *_strides3(v), *_strides3(grad), *_mask_strides(mask), *_strides3(dk),
+                *_strides3(dv), np.float32(scale), np.int32(bool(is_causal))),
                shared_mem=shared, stream=stream)
     elif sk == 0:
         dk.zero_()
         dv.zero_()
-    return dq_acc.to(q.dtype), dk, dv
+    dq.copy_(dq_acc)
+    return dq, dk, dv
 
 
 def default_scale(d):

@@ -614,8 +614,8 @@ namespace hopper {
 // ---- backward ------------------------------------------------------------------------------
 //
 // Note [flash_v2 backward on Hopper]
-// - Same arguments and results as flash_bwd (Note [flash_v2 layout]): dK and dV contiguous,
-//   dQ added into an fp32 buffer; delta = rowsum(dO * O) comes from flash_delta.
+// - Same arguments and results as flash_bwd (Note [flash_v2 layout]): dK and dV in their
+//   strides, dQ added into an fp32 buffer; delta = rowsum(dO * O) comes from flash_delta.
 // - A block owns 128 keys (K and V stay in shared memory) and walks the query tiles of 64
 //   rows. Three warpgroups: one loads Q, dO, lse2 and delta of each query tile into one of
 //   two stages (cp.async completing mbarriers, as in the forward); two compute, 64 keys each.
@@ -846,6 +846,7 @@ template <typename T, int D>
 __device__ __forceinline__ void backward_compute(unsigned base, const T* __restrict__ mask,
                                                  float* __restrict__ dq_acc,
                                                  T* __restrict__ dk, T* __restrict__ dv,
+                                                 long long dks, long long dvs,
                                                  long long sq, long long sk, long long ms,
                                                  long long k0, long long first,
                                                  long long q_blocks, float scale,
@@ -895,8 +896,8 @@ __device__ __forceinline__ void backward_compute(unsigned base, const T* __restr
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (w.key[r] >= sk) continue;
-    T* dkrow = dk + w.key[r] * D;
-    T* dvrow = dv + w.key[r] * D;
+    T* dkrow = dk + w.key[r] * dks;
+    T* dvrow = dv + w.key[r] * dvs;
 #pragma unroll
     for (int nt = 0; nt < D / 8; ++nt) {
       *reinterpret_cast<unsigned*>(dkrow + nt * 8 + 2 * w.t) =
@@ -917,7 +918,9 @@ __device__ void flash_backward(const T* __restrict__ q, const T* __restrict__ k,
                                long long qs, long long kb, long long kh, long long ks,
                                long long vb, long long vh, long long vs, long long gb,
                                long long gh, long long gs, long long mb, long long mh,
-                               long long ms, float scale, int causal) {
+                               long long ms, long long dkb, long long dkh, long long dks,
+                               long long dvb, long long dvh, long long dvs, float scale,
+                               int causal) {
   using L = BackwardLayout<T, D>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const unsigned base = (shared_address(smem_raw) + 1023u) & ~1023u;
@@ -945,8 +948,8 @@ __device__ void flash_backward(const T* __restrict__ q, const T* __restrict__ k,
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
     backward_compute<T, D>(base, mask ? mask + b * mb + h * mh : mask, dq_acc + bh * sq * D,
-                           dk + bh * sk * D, dv + bh * sk * D, sq, sk, ms, k0, first,
-                           q_blocks, scale, causal);
+                           dk + b * dkb + h * dkh, dv + b * dvb + h * dvh, dks, dvs, sq, sk,
+                           ms, k0, first, q_blocks, scale, causal);
   }
 }
 
@@ -958,11 +961,12 @@ __device__ void flash_backward(const T* __restrict__ q, const T* __restrict__ k,
       const float* delta, const T* mask, float* dq_acc, T* dk, T* dv, long long sq,          \
       long long sk, long long heads, long long qb, long long qh, long long qs, long long kb, \
       long long kh, long long ks, long long vb, long long vh, long long vs, long long gb,    \
-      long long gh, long long gs, long long mb, long long mh, long long ms, float scale,     \
+      long long gh, long long gs, long long mb, long long mh, long long ms, long long dkb,  \
+      long long dkh, long long dks, long long dvb, long long dvh, long long dvs, float scale, \
       int causal) {                                                                          \
     hopper::flash_backward<T, D>(q, k, v, d_o, lse, delta, mask, dq_acc, dk, dv, sq, sk,    \
                                  heads, qb, qh, qs, kb, kh, ks, vb, vh, vs, gb, gh, gs, mb, \
-                                 mh, ms, scale, causal);                                     \
+                                 mh, ms, dkb, dkh, dks, dvb, dvh, dvs, scale, causal);       \
   }
 
 FLASH_HOPPER_BACKWARD(f16, f16, 64)

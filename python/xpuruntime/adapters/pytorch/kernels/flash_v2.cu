@@ -13,7 +13,9 @@
 // - Backward: a block owns 64 key rows (16 per warp, dK and dV in registers) and walks the
 //   query blocks: S^T = K Q^T, P^T = exp2(S^T - lse2), dV += P^T dO, dP^T = V dO^T,
 //   dS^T = P^T (dP^T - delta) scale, dK += dS^T Q, and dQ += dS K through shared memory into
-//   an fp32 buffer with atomics (delta = rowsum(dO * O), from flash_delta).
+//   an fp32 buffer with atomics (delta = rowsum(dO * O), from flash_delta). dK and dV are
+//   written in their own (batch, head, row) strides: the inputs' layout (Note [Attention
+//   outputs' layout]).
 // - Causal is top-left aligned (key j is seen by query i when j <= i), as in torch's SDPA.
 // - Rows are padded by 8 elements in shared memory so that ldmatrix's 8 rows fall into
 //   different banks.
@@ -225,7 +227,9 @@ __device__ void flash_backward(const T* __restrict__ q, const T* __restrict__ k,
                                long long qs, long long kb, long long kh, long long ks,
                                long long vb, long long vh, long long vs, long long gb,
                                long long gh, long long gs, long long mb, long long mh,
-                               long long ms, float scale, int causal) {
+                               long long ms, long long dkb, long long dkh, long long dks,
+                               long long dvb, long long dvh, long long dvs, float scale,
+                               int causal) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   constexpr int LD = Tile<T, D>::LD, LDS = 64 + 8;
   T* sK = reinterpret_cast<T*>(smem_raw);
@@ -379,12 +383,12 @@ __device__ void flash_backward(const T* __restrict__ q, const T* __restrict__ k,
     __syncthreads();  // sQ, sG and sS are free for the next query block
   }
   cp_async_wait<0>();
-  // dK and dV, rows [batch, head, key, D] contiguous.
+  // dK and dV, in their (batch, head, key) strides.
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (key[r] >= sk) continue;
-    T* dkrow = dk + (bh * sk + key[r]) * D;
-    T* dvrow = dv + (bh * sk + key[r]) * D;
+    T* dkrow = dk + b * dkb + h * dkh + key[r] * dks;
+    T* dvrow = dv + b * dvb + h * dvh + key[r] * dvs;
 #pragma unroll
     for (int nt = 0; nt < D / 8; ++nt) {
       *reinterpret_cast<unsigned*>(dkrow + nt * 8 + 2 * t) =
@@ -419,11 +423,12 @@ __device__ void flash_backward(const T* __restrict__ q, const T* __restrict__ k,
       const float* delta, const T* mask, float* dq_acc, T* dk, T* dv, long long sq,          \
       long long sk, long long heads, long long qb, long long qh, long long qs, long long kb, \
       long long kh, long long ks, long long vb, long long vh, long long vs, long long gb,    \
-      long long gh, long long gs, long long mb, long long mh, long long ms, float scale,     \
+      long long gh, long long gs, long long mb, long long mh, long long ms, long long dkb,  \
+      long long dkh, long long dks, long long dvb, long long dvh, long long dvs, float scale, \
       int causal) {                                                                          \
     flash_backward<T, D>(q, k, v, d_o, lse, delta, mask, dq_acc, dk, dv, sq, sk, heads, qb,  \
-                         qh, qs, kb, kh, ks, vb, vh, vs, gb, gh, gs, mb, mh, ms, scale,      \
-                         causal);                                                            \
+                         qh, qs, kb, kh, ks, vb, vh, vs, gb, gh, gs, mb, mh, ms, dkb, dkh,   \
+                         dks, dvb, dvh, dvs, scale, causal);                                 \
   }
 
 FLASH_ENTRIES(f16, f16, 64)
