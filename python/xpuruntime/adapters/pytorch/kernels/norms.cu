@@ -76,6 +76,27 @@ __device__ void norm_forward_registers(T* y, float* mean_out, float* rstd_out, c
   }
 }
 
+/// y[col, col + VEC) = (v - mean) * rstd * w + b (w and b may be null), stored as T.
+template <typename T, typename W, int VEC>
+__device__ __forceinline__ void normalise_store(T* y, const float (&v)[VEC], int col,
+                                                float mean, float rstd, const W* w,
+                                                const W* b) {
+  float o[VEC], p[VEC];
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) o[j] = (v[j] - mean) * rstd;
+  if (w) {
+    load_vec<W, VEC>(w + col, p);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) o[j] *= p[j];
+  }
+  if (b) {
+    load_vec<W, VEC>(b + col, p);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) o[j] += p[j];
+  }
+  store_vec<T, VEC>(y + col, o);
+}
+
 /// The same through the ring (Note [Norm rows in flight]): the row stays in shared memory
 /// and each pass (mean, variance, output) reads it back one vector at a time, so a thread
 /// holds a vector, not the row, and more threads fit a multiprocessor.
@@ -138,20 +159,7 @@ __device__ void norm_forward_ring(T* y, float* mean_out, float* rstd_out, const 
       const int col = (it * tpr + lane) * VEC;
       if (col >= n) continue;
       ring_vec<T, VEC>(base, it, v);
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) v[j] = (v[j] - mean) * rstd;
-      float p[VEC];
-      if (w) {
-        load_vec<W, VEC>(w + col, p);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) v[j] *= p[j];
-      }
-      if (b) {
-        load_vec<W, VEC>(b + col, p);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) v[j] += p[j];
-      }
-      store_vec<T, VEC>(y + row * n + col, v);
+      normalise_store<T, W, VEC>(y + row * n, v, col, mean, rstd, w, b);
     }
     if (lane == 0) {
       if (mean_out) mean_out[row] = mean;
@@ -227,20 +235,7 @@ __device__ void norm_forward_prefetch(T* y, float* mean_out, float* rstd_out, co
       for (int it = 0; it < ITERS; ++it) {
         const int col = (it * tpr + lane) * VEC;
         if (col >= n) continue;
-        float o[VEC], p[VEC];
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) o[j] = (v[it][j] - mean) * rstd;
-        if (w) {
-          load_vec<W, VEC>(w + col, p);
-#pragma unroll
-          for (int j = 0; j < VEC; ++j) o[j] *= p[j];
-        }
-        if (b) {
-          load_vec<W, VEC>(b + col, p);
-#pragma unroll
-          for (int j = 0; j < VEC; ++j) o[j] += p[j];
-        }
-        store_vec<T, VEC>(y + row * n + col, o);
+        normalise_store<T, W, VEC>(y + row * n, v[it], col, mean, rstd, w, b);
       }
       if (lane == 0) {
         if (mean_out) mean_out[row] = mean;
