@@ -3,6 +3,7 @@
 manager, which torch ops are rerouted), the registry's kernels, CPU tensors left to torch,
 and that the NVRTC sources compile for sm_90."""
 
+import json
 import subprocess
 import sys
 
@@ -154,3 +155,27 @@ def test_norm_plan_holds_a_row_in_registers_or_says_no():
     assert _kernels.norm_plan(torch.float32, 1 << 20) is None
     assert all(_kernels.norm_plan(torch.bfloat16, n)[1] <= 512 for n in (64, 8192, 65536))
     assert _kernels.norm_plan(torch.int32, 64) is None
+
+
+def test_profile_merges_xpuruntimes_profile_into_torchs_trace(tmp_path):
+    from xpuruntime.profiler import _torch
+
+    path = tmp_path / "trace.json"
+    a = xrt.asarray([1.0, 2.0, 3.0])
+    with xt.profile(export_chrome_trace=path,
+                    activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        b = a * 2.0 + 1.0
+        c = torch.ones(3) + torch.from_dlpack(b)
+    assert c.tolist() == [4.0, 6.0, 8.0]
+    assert {"multiply", "add"} <= {op.name for op in prof.xpuruntime.ops}
+    trace = json.loads(path.read_text())
+    def ours_(e):  # our processes' ids are offset; torch's may be strings
+        return isinstance(e.get("pid"), int) and e["pid"] >= _torch.PID_OFFSET
+
+    ours = [e for e in trace["traceEvents"] if ours_(e)]
+    theirs = [e for e in trace["traceEvents"] if not ours_(e)]
+    assert any(e.get("name") == "add" for e in ours) and theirs
+    assert "xpuruntime_decisions" in trace
+    with xt.profile(xpuruntime=False, activities=[torch.profiler.ProfilerActivity.CPU]) as p2:
+        a + 1.0
+    assert p2.xpuruntime is None

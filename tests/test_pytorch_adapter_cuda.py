@@ -538,12 +538,19 @@ def test_allocator_swap_serves_torch_from_xpuruntime():
 
 
 def test_profile_carries_the_kernel_choices(tmp_path):
+    from xpuruntime.profiler import _torch
+
     q = torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16)
+    a = torch.randn(64, 64, device="cuda")
     path = tmp_path / "trace.json"
-    with xt.kernel_policy(attention="flash_v2"):
+    with xt.kernel_policy(attention="flash_v2", matmul="cublaslt"):
         with xt.profile(export_chrome_trace=path) as prof:
             xt.fused_attention(q, q, q)
+            torch.mm(a, a)  # rerouted: one of xpuruntime's ops
     assert any("flash_v2" in d for d in prof.decisions)
+    assert any(op.name == "matmul" and op.kernel == "cublaslt" for op in prof.xpuruntime.ops)
     trace = json.loads(path.read_text())
     assert any("flash_v2" in d for d in trace["xpuruntime_decisions"])
     assert any("flash_fwd" in e.get("name", "") for e in trace["traceEvents"])
+    assert any(isinstance(e.get("pid"), int) and e["pid"] >= _torch.PID_OFFSET
+               and e.get("name") == "matmul" for e in trace["traceEvents"])

@@ -172,23 +172,43 @@ def allocator_stats():
 
 
 @contextlib.contextmanager
-def profile(export_chrome_trace=None, **profiler_options):
+def profile(export_chrome_trace=None, xpuruntime=True, **profiler_options):
     """``with profile(export_chrome_trace="trace.json") as p:`` torch.profiler over CPU and
-    CUDA, plus xpuruntime's kernel decisions: each appears in the trace's metadata
-    (``xpuruntime_decisions``) and ``p.decisions`` after the block."""
+    CUDA, xpuruntime's profiler over the same block, and xpuruntime's kernel decisions.
+
+    Afterwards ``p`` is torch's profile, with ``p.xpuruntime`` (xpuruntime's profile: its
+    ops with the kernel chosen and why, syncs, copies, allocations; None with
+    ``xpuruntime=False``, e.g. inside another xpuruntime profile, since profiles do not
+    nest) and ``p.decisions``. The exported trace holds torch's events and ours on one clock
+    (``xpuruntime.profiler.merge_torch_trace``), and the decisions in its metadata
+    (``xpuruntime_decisions``). Other keyword arguments go to ``torch.profiler.profile``."""
+    from ...profiler import merge_torch_trace
+    from ...profiler import profile as xrt_profile
+
     activities = profiler_options.pop("activities", [
         torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
-    with torch.profiler.profile(activities=activities, **profiler_options) as prof:
-        with explain() as log:
+    ours = xrt_profile() if xpuruntime else None
+    with torch.profiler.profile(activities=activities, **profiler_options) as prof, \
+            explain() as log:
+        if ours is not None:
+            ours.start()
+        try:
             yield prof
+        finally:
+            if ours is not None:
+                ours.stop()
     prof.decisions = [str(r) for r in log.records]
+    prof.xpuruntime = ours
     if export_chrome_trace:
         # Note: torch takes metadata only while it profiles; the decisions are known after
         # the block, so they are written into the exported trace.
         path = str(export_chrome_trace)
         prof.export_chrome_trace(path)
-        with open(path) as f:
-            trace = json.load(f)
+        if ours is not None:
+            trace = merge_torch_trace(ours, path)
+        else:
+            with open(path) as f:
+                trace = json.load(f)
         trace["xpuruntime_decisions"] = prof.decisions
         with open(path, "w") as f:
             json.dump(trace, f)
