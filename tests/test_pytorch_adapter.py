@@ -179,3 +179,15 @@ def test_profile_merges_xpuruntimes_profile_into_torchs_trace(tmp_path):
     with xt.profile(xpuruntime=False, activities=[torch.profiler.ProfilerActivity.CPU]) as p2:
         a + 1.0
     assert p2.xpuruntime is None
+
+
+def test_flash_v2_takes_what_its_grid_holds():
+    from xpuruntime.adapters.pytorch._attention_ops import flash_fits
+
+    def qkv(b, h, d=64, dv=None):
+        return (torch.empty(b, h, 1, d, device="meta"), torch.empty(b, h, 1, d, device="meta"),
+                torch.empty(b, h, 1, dv or d, device="meta"))
+
+    assert flash_fits(*qkv(1, 8)) and flash_fits(*qkv(65535, 1)) and flash_fits(*qkv(2, 2, 80))
+    assert not flash_fits(*qkv(65536, 1))  # batch x heads is the grid's second dimension
+    assert not flash_fits(*qkv(1, 8, 256)) and not flash_fits(*qkv(1, 8, 64, 32))

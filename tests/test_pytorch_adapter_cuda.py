@@ -105,6 +105,19 @@ def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, ke
     assert len(chosen) == 2 and set(chosen) == {kernels == "hopper"}
 
 
+def test_flash_v2_backward_without_queries_gives_zero_key_gradients():
+    from xpuruntime.adapters.pytorch import _kernels
+
+    q = torch.empty(1, 2, 0, 64, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(1, 2, 8, 64, device="cuda", dtype=torch.bfloat16)
+    for _ in range(2):  # fill the caching allocator's blocks of this size with non-zeros
+        torch.full_like(k, 7.0)
+    out, lse = _kernels.flash_forward(torch, q, k, k, None, False, 0.125)
+    dq, dk, dv = _kernels.flash_backward(torch, out, q, k, k, None, out, lse, False, 0.125)
+    assert dq.shape == q.shape
+    assert torch.equal(dk, torch.zeros_like(k)) and torch.equal(dv, torch.zeros_like(k))
+
+
 def test_flash_v2_takes_the_wgmma_kernels_for_grids_that_fill_the_chip():
     from xpuruntime.adapters.pytorch import _kernels
 

@@ -34,8 +34,10 @@ def _ours_possible(q, k, v, mask, dropout_p, enable_gqa):
 
 
 def flash_fits(q, k, v):
-    """flash_v2's head dims: one of at most 128 for q, k and v alike (padded to 64 or 128)."""
-    return q.shape[3] <= 128 and v.shape[3] == q.shape[3]
+    """flash_v2's head dims: one of at most 128 for q, k and v alike (padded to 64 or 128);
+    batch x heads within a grid's second dimension (65535 blocks)."""
+    return (q.shape[3] <= 128 and v.shape[3] == q.shape[3]
+            and q.shape[0] * q.shape[1] <= 65535)
 
 
 def cudnn_fits(q, k, v, mask):

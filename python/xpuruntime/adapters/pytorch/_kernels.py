@@ -416,7 +416,7 @@ def flash_backward(torch, grad, q, k, v, mask, out, lse, is_causal, scale, like=
                 *_strides3(v), *_strides3(grad), *_mask_strides(mask), *_strides3(dk),
                 *_strides3(dv), np.float32(scale), np.int32(bool(is_causal))),
                shared_mem=shared, stream=stream)
-    elif sk == 0:
+    else:  # no query or no key: nothing flows back to the keys and values
         dk.zero_()
         dv.zero_()
     dq.copy_(dq_acc)
