@@ -56,6 +56,13 @@ def test_ops_are_ordered_and_timed_within_the_profile():
         assert o.device_time_us == o.host_time_us  # CPU kernels run on the host
 
 
+def test_host_only_profiles_have_no_device_clock_error():
+    a = xrt.ones((64,))
+    with xrt.profile() as prof:
+        a + a
+    assert prof.device_clock_error_ns == 0
+
+
 def test_a_pinned_kernel_is_recorded_with_its_reason():
     a = xrt.ones((8, 8))
     with xrt.profile() as prof, xrt.kernel_policy(matmul="native"):

@@ -41,8 +41,10 @@ def test_device_times_agree_with_cuda_events_taken_by_hand():
         assert op.device_start_ns
         # Ours sit inside the events taken by hand, so never longer (beyond clock noise).
         assert op.device_time_us <= hand * 1.03
-        # The kernel ran after its launch began, on the profile's clock.
-        assert op.device_start_ns >= op.start_ns - 50_000
+        # The kernel ran after its launch began, on the profile's clock (as far as the
+        # device's clock is anchored to it: other test processes on the GPU widen that).
+        assert op.device_start_ns >= op.start_ns - 50_000 - prof.device_clock_error_ns
+    assert 0 < prof.device_clock_error_ns < 10_000_000  # an anchor was taken, and bounded
     # Other processes sharing the GPU (pytest -n) get time slices inside some of the pairs;
     # the least disturbed pair agrees within a few per cent.
     op, hand = min(zip(ops, by_hand), key=lambda pair: pair[1])

@@ -82,6 +82,7 @@ nb::dict result_dict(const profiler::Result& r) {
   out["untimed"] = r.untimed;
   out["start_ns"] = r.start_ns;
   out["stop_ns"] = r.stop_ns;
+  out["device_clock_error_ns"] = r.device_clock_error_ns;
   return out;
 }
 

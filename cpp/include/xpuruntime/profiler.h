@@ -92,6 +92,9 @@ struct Options {
 struct Result {
   std::vector<Record> records;
   std::vector<int64_t> device_begin_ns, device_end_ns;  ///< parallel to records
+  /// How far device times may sit from the host clock: half the widest of the devices'
+  /// anchor windows (Note in profiler_session.cpp), 0 with no device time.
+  int64_t device_clock_error_ns = 0;
   std::vector<int64_t> shapes;  ///< arena: per op, count, then (ndim, dims...) each
   std::vector<DecisionRecord> decisions;
   std::vector<std::string> names;  ///< range and mark names

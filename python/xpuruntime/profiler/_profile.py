@@ -60,6 +60,7 @@ class profile:
         self.start_ns = self.stop_ns = 0
         self.thread_ids = []
         self.clock_offset_ns = 0  # CLOCK_REALTIME - CLOCK_MONOTONIC at stop (torch merge)
+        self.device_clock_error_ns = 0  # how far device times may sit from the host clock
 
     # Recording.
 
@@ -87,6 +88,7 @@ class profile:
         self.start_ns, self.stop_ns = raw["start_ns"], raw["stop_ns"]
         self.dropped, self.untimed = raw["dropped"], raw["untimed"]
         self.thread_ids = raw["thread_ids"]
+        self.device_clock_error_ns = raw["device_clock_error_ns"]
         self.clock_offset_ns = _clock_offset_ns()
         (self.ops, self.ranges, self.memory, self._syncs, self._transfers,
          self.marks) = _records.decode(raw, self._engine_runs, _p.cause_names())
