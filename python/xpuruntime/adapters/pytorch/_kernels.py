@@ -41,7 +41,7 @@ def _module(kind, variant):
             f"{weight_name}, {vec}, {iters})\n")
         options += (f"-DNORM_FORWARD_STAGES={stages[0]}", f"-DNORM_BACKWARD_STAGES={stages[1]}")
     elif kind == "flash_hopper":  # Note [flash_v2 on Hopper]: wgmma needs the sm_90a target
-        code = _source("common.cuh", "flash_hopper.cu")
+        code = _source("common.cuh", "wgmma.cuh", "flash_hopper.cu", "flash_hopper_backward.cu")
         options += ("-arch=sm_90a",)
     else:
         code = _source("common.cuh", "flash_v2.cu")
@@ -435,7 +435,7 @@ def compile_sources(arch="sm_90"):
     flash = _source("common.cuh", "flash_v2.cu")
     compiled.append(_cuda._compile(flash, "flash_fwd_bf16_128_w8", arch=arch,
                                    options=["-std=c++17", "--use_fast_math"]))
-    hopper = _source("common.cuh", "flash_hopper.cu")
+    hopper = _source("common.cuh", "wgmma.cuh", "flash_hopper.cu", "flash_hopper_backward.cu")
     compiled.append(_cuda._compile(hopper, "flash_fwd_sm90_bf16_128", arch=arch,
                                    options=["-std=c++17", "--use_fast_math", "-arch=sm_90a"]))
     for name in ("f16", "bf16", "f32"):
