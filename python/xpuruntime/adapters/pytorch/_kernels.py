@@ -25,6 +25,11 @@ _NAMES = {"torch.float16": ("f16", 2), "torch.bfloat16": ("bf16", 2), "torch.flo
 _C_TYPES = {"f16": "f16", "bf16": "bf16", "f32": "float"}
 
 
+_NORM_SOURCES = ("common.cuh", "norm_rows.cuh", "norm_forward.cuh", "norm_backward.cuh",
+                 "norms.cu")
+_FLASH_HOPPER_SOURCES = ("common.cuh", "wgmma.cuh", "flash_hopper.cu", "flash_hopper_backward.cu")
+
+
 def _source(*files):
     text = [(_HERE / f).read_text().replace("#pragma once", "") for f in files]
     return "\n".join(text)
@@ -36,12 +41,12 @@ def _module(kind, variant):
     options = ("-std=c++17", "--use_fast_math")
     if kind == "norms":
         type_name, weight_name, vec, iters, stages = variant
-        code = _source("common.cuh", "norm_rows.cuh", "norms.cu") + (
+        code = _source(*_NORM_SOURCES) + (
             f"\nNORM_ENTRIES({_C_TYPES[type_name]}, {type_name}, {_C_TYPES[weight_name]}, "
             f"{weight_name}, {vec}, {iters})\n")
         options += (f"-DNORM_FORWARD_STAGES={stages[0]}", f"-DNORM_BACKWARD_STAGES={stages[1]}")
     elif kind == "flash_hopper":  # Note [flash_v2 on Hopper]: wgmma needs the sm_90a target
-        code = _source("common.cuh", "wgmma.cuh", "flash_hopper.cu", "flash_hopper_backward.cu")
+        code = _source(*_FLASH_HOPPER_SOURCES)
         options += ("-arch=sm_90a",)
     else:
         code = _source("common.cuh", "flash_v2.cu")
@@ -92,7 +97,7 @@ NORM_ITERS_TARGET = 2
 # against 1.78 with 2, H200 2.51-2.65 against 1.93-2.32) and no slower for 1024-wide ones.
 NORM_FORWARD_ITERS_TARGET = 4
 NORM_BACKWARD_BLOCKS_PER_SM = 4
-# Threads of a block: short rows share one (Note [Rows of a norm block] in norms.cu).
+# Threads of a block: short rows share one (Note [Rows of a norm block] in norm_rows.cuh).
 NORM_BLOCK_THREADS = 256
 # Rows in flight per thread, forward and backward, where rows load as 16-byte pieces (Note
 # [Norm rows in flight]; NORM_FORWARD_STAGES and NORM_BACKWARD_STAGES in norms.cu): 1 holds
@@ -435,13 +440,13 @@ def compile_sources(arch="sm_90"):
     flash = _source("common.cuh", "flash_v2.cu")
     compiled.append(_cuda._compile(flash, "flash_fwd_bf16_128_w8", arch=arch,
                                    options=["-std=c++17", "--use_fast_math"]))
-    hopper = _source("common.cuh", "wgmma.cuh", "flash_hopper.cu", "flash_hopper_backward.cu")
+    hopper = _source(*_FLASH_HOPPER_SOURCES)
     compiled.append(_cuda._compile(hopper, "flash_fwd_sm90_bf16_128", arch=arch,
                                    options=["-std=c++17", "--use_fast_math", "-arch=sm_90a"]))
     for name in ("f16", "bf16", "f32"):
         for weight_name in {name, "f32"}:
             for vec in ((1, 8) if name != "f32" else (1, 4)):
-                code = _source("common.cuh", "norm_rows.cuh", "norms.cu") + (
+                code = _source(*_NORM_SOURCES) + (
                     f"\nNORM_ENTRIES({_C_TYPES[name]}, {name}, {_C_TYPES[weight_name]}, "
                     f"{weight_name}, {vec}, 4)\n")
                 compiled.append(_cuda._compile(
