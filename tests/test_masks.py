@@ -133,8 +133,9 @@ cuda = pytest.mark.cuda
 rng = np.random.default_rng(11)
 values = functools.partial(small_values, rng)
 
-# Positions per tile of the compaction kernels are 4096 (2048 for 8- and 16-byte data).
-SIZES = [1, 31, 2047, 2048, 4097, 70001]
+# Positions per tile of the compaction kernels are 4096 (2048 for 8- and 16-byte data);
+# nonzero's by runs 8192 for bytes.
+SIZES = [1, 31, 2047, 2048, 4097, 8193, 70001]
 
 
 def sparse(name, shape, density=0.3):
@@ -198,6 +199,20 @@ def test_nonzero_sizes_and_extremes(n):
         cpu, gpu = both(a)
         same_bits(xrt.nonzero(gpu)[0], xrt.nonzero(cpu)[0])
         same_bits(xrt.count_nonzero(gpu), xrt.count_nonzero(cpu))
+
+
+@cuda
+def test_nonzero_over_many_tile_groups():
+    """Aligned data goes by runs, one tile a block; groups of 32 tiles publish their counts
+    (Note [Nonzero by runs]); unaligned data by ballot rows."""
+    for name, shape, density in [("bool", (3000017,), 0.5), ("bool", (1237, 2029), 0.03),
+                                 ("int8", (1000003,), 0.97), ("float32", (1000003,), 0.5),
+                                 ("float16", (523, 1999), 0.2), ("complex128", (300007,), 0.5)]:
+        a = sparse(name, shape, density) if name != "bool" else mask_of(shape, density)
+        for view in (lambda t: t, lambda t: xrt.reshape(t, (-1,))[1:]):
+            cpu, gpu = both(a)
+            for g, w in zip(xrt.nonzero(view(gpu)), xrt.nonzero(view(cpu)), strict=True):
+                same_bits(g, w)
 
 
 @cuda

@@ -101,11 +101,16 @@ KernelSource count_bytes_source() {
           {}};
 }
 
+/// nonzero's kernel: by ballot rows of `items` per thread, or by runs (items 0: Note
+/// [Nonzero by runs], x 16-byte aligned).
 KernelSource nonzero_source(DType dtype, int nd, int items = 24) {
   std::string t = element_type(dtype), n = std::to_string(nd);
+  std::string call = items == 0 ? "xrt::mask::nonzero_runs<" + t + ", " + n + ">"
+                                : "xrt::mask::nonzero<" + t + ", " + std::to_string(items) +
+                                      ", " + n + ">";
   return {kHead + "xrt_nonzero(const " + t + "* x, xrt::index_t n, xrt::mask::Coordinates<" + n +
-              "> c, char* work, xrt::index_t tiles) {\n  xrt::mask::nonzero<" + t + ", " +
-              std::to_string(items) + ", " + n + ">(x, n, c, work, tiles);\n}\n",
+              "> c, char* work, xrt::index_t tiles) {\n  " + call +
+              "(x, n, c, work, tiles);\n}\n",
           {}};
 }
 
@@ -213,10 +218,14 @@ void nonzero_kernel(const KernelCall& call) {
   for (int d = 0; d < nd; ++d)
     coordinates.push_back(reinterpret_cast<uint64_t>(call.out(d).data()));
   for (int d = 0; d < nd; ++d) coordinates.push_back(uint64_t(x.shape()[d]));
-  // Note: nonzero of 1e7 bool on an H200: 65.5 us at 16 items per thread, 63.3-63.7 from
-  // 20 to 28, 70.3 at 32 (tools/sweep_tile_items.py; torch 58.0).
-  const int items = tile_items(24);
-  TileWork work(n, items, x.device(), l.stream);
+  // Note: nonzero of 1e7 bool on an H200 by ballot rows: 65.5 us at 16 items per thread,
+  // 63.3-63.7 from 20 to 28, 70.3 at 32 (tools/sweep_tile_items.py; torch 58.0). Aligned
+  // data goes by runs (Note [Nonzero by runs]: 16 positions a run, two runs a thread for
+  // bytes), unless XPURUNTIME_CUDA_TILE_ITEMS asks for ballot rows (to compare them).
+  const int rows = tile_items(0);
+  const bool runs = rows == 0 && reinterpret_cast<uintptr_t>(x.data()) % 16 == 0;
+  const int items = runs ? 0 : rows ? rows : 24;
+  TileWork work(n, runs ? (x.itemsize() == 1 ? 32 : 16) : items, x.device(), l.stream);
   DType dtype = x.dtype();
   CUfunction fn = jit_function(l.device, key_of("nonzero/%d/%d/%d", int(dtype), nd, items),
                                [&] { return nonzero_source(dtype, nd, items); }, "xrt_nonzero");
@@ -349,6 +358,7 @@ std::vector<KernelSample> mask_samples() {
   for (int d = 0; d < kNumDTypes; ++d) {
     counts.add(count_source(DType(d), 1 + d % 3), "xrt_mask_count");
     counts.add(nonzero_source(DType(d), 1 + d % 4), "xrt_nonzero");
+    counts.add(nonzero_source(DType(d), 1 + (d + 1) % 4, 0), "xrt_nonzero");
   }
   counts.add(count_bytes_source(), "xrt_mask_count_bytes");
   return {{"mask: compress, expand, fill, offsets", {moves.source, {}}},
