@@ -6,8 +6,8 @@
 // and the compacted stores of a row are coalesced. A row's selected lanes come from a
 // ballot and their ranks from popcounts; the tile's carry-in (the positions selected before
 // it) comes from the counts the earlier tiles and groups of tiles publish (Note [Counts in
-// their flags]): tiles take tickets in launch order and wait only for lower ones, so every
-// wait ends.
+// their flags]): a tile is its block's index and waits only for lower ones, so every wait
+// ends (Note [Tiles in launch order] in scan.cuh).
 #pragma once
 #include "xrt/scan.cuh"
 
@@ -35,13 +35,6 @@ template <> __device__ __forceinline__ bool is_nonzero(complex128 v) {
   return v.re != 0.0 || v.im != 0.0;
 }
 
-/// The block's tile, by ticket (launch order).
-__device__ __forceinline__ index_t take_tile(char* work) {
-  __shared__ index_t tile;
-  if (threadIdx.x == 0) tile = atomicAdd(scan::Work::ticket(work), 1u);
-  __syncthreads();
-  return tile;
-}
 
 /// Position of row 0 of this lane in a tile: rows are 32 apart.
 template <int ITEMS> __device__ __forceinline__ index_t first_position(index_t tile) {
@@ -153,7 +146,7 @@ template <int ND> struct Offset {
 template <class T, int ITEMS, class Source>
 __device__ void compress(T* __restrict__ out, Source source, const uint8_t* __restrict__ mask,
                          index_t n, char* work, index_t tiles) {
-  const index_t tile = take_tile(work);
+  const index_t tile = scan::launch_order_tile();
   const index_t first = first_position<ITEMS>(tile);
   bool selected[ITEMS];
   unsigned ballot[ITEMS];
@@ -183,7 +176,7 @@ template <class T, int ITEMS, int ND>
 __device__ void expand(char* __restrict__ v, StridedLayout<ND, 1> layout,
                        const T* __restrict__ values, const uint8_t* __restrict__ mask, index_t n,
                        char* work, index_t tiles) {
-  const index_t tile = take_tile(work);
+  const index_t tile = scan::launch_order_tile();
   const index_t first = first_position<ITEMS>(tile);
   bool selected[ITEMS];
   unsigned ballot[ITEMS];
@@ -216,7 +209,7 @@ template <int ND> struct Coordinates {
 template <class T, int ITEMS, int ND>
 __device__ void nonzero(const T* __restrict__ x, index_t n, Coordinates<ND> c, char* work,
                         index_t tiles) {
-  const index_t tile = take_tile(work);
+  const index_t tile = scan::launch_order_tile();
   const index_t first = first_position<ITEMS>(tile);
   bool selected[ITEMS];
   unsigned ballot[ITEMS];
@@ -250,9 +243,7 @@ __device__ void nonzero(const T* __restrict__ x, index_t n, Coordinates<ND> c, c
 /// of rows of 32 bytes. The ranks come from a block scan of the threads' counts; the
 /// selected positions of the tile go through shared memory (as 16-bit offsets in the tile)
 /// and leave in order, a warp storing 32 consecutive int64 at a time.
-/// A tile is its block's index, not a ticket: blocks start in index order (CUB's
-/// look-back relies on it too), so every wait is for a block that has started. 2442
-/// tickets on one address cost 2-7 us a launch here.
+/// A tile is its block's index (Note [Tiles in launch order] in scan.cuh).
 /// The kernel alone, 1e7 bool on an H200, density 0.5 / 0.05 / 0.95 (min of 30 launches,
 /// CUDA events): ballot rows of 24 38.4 / 31.8 / 46.7 us; one run a thread by ticket
 /// 34.1 / 23.6 / 46.4; two runs by index 28.0 / 17.5 / 37.3; four runs by index 29.6 /
@@ -297,7 +288,7 @@ __device__ void nonzero_runs(const T* __restrict__ x, index_t n, Coordinates<ND>
   static_assert(kTile <= 65536, "offsets in a tile are 16-bit");
   __shared__ uint16_t picked[kTile];
   __shared__ index_t warp_total[kWarps];
-  const index_t tile = blockIdx.x;
+  const index_t tile = scan::launch_order_tile();
   const index_t base = tile * index_t(kTile);
   unsigned bits[RUNS];
   nonzero_bits<T, RUNS>(x, base + index_t(threadIdx.x) * (RUNS * kRun), n, bits);

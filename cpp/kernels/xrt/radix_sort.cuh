@@ -49,8 +49,10 @@ template <class T> struct KeyPasses {
 // 3. look-back: thread d turns the warps' counts of digit d into offsets, publishes the
 //    tile's count of d (flag AGGREGATE), then sums the counts of the tiles before it
 //    until one carries an inclusive prefix (flag PREFIX), and publishes its own prefix.
-//    Tile 0 of a row starts the chain at the digit's bin start. Tiles take their numbers
-//    from a counter in launch order, so every tile waited on has started and will finish;
+//    Tile 0 of a row starts the chain at the digit's bin start. A block's tile is its
+//    index: blocks start in index order, so every tile waited on has started and will
+//    finish (Note [Tiles in launch order] in scan.cuh; tickets from a counter cost 3-4% of
+//    a 2^24-key sort on an H200);
 // 4. scatter: keys go to shared memory in tile order by (digit, warp, rank), then thread t
 //    writes slots t, t + THREADS, ...: runs of one digit land on consecutive addresses.
 //    Indices follow the same way. The last pass writes the result (values decoded from
@@ -198,9 +200,9 @@ template <int P> __device__ void plan(uint32_t* hist, uint32_t* masks, index_t n
 
 // ---- pass -----------------------------------------------------------------------------
 
-/// One pass of digit `pass` over all rows, a tile per block (Note [Onesweep]). keys[2] and
-/// index[2] are the ping-pong buffers; desc (zeroed) holds rows * tiles * kDigits
-/// descriptors of this pass, counter (zeroed) hands out tile numbers. The first pass that
+/// One pass of digit `pass` over all rows, a tile per block, the block's index (Note
+/// [Onesweep]). keys[2] and index[2] are the ping-pong buffers; desc (zeroed) holds
+/// rows * tiles * kDigits descriptors of this pass. The first pass that
 /// moves a row reads in (and in_index, kCarried), the last writes out (values, or int64
 /// positions for kPosition; and out_index, kCarried). KEYS_OUT: the last pass writes the
 /// keys (S) to out and any payload, as uint32, to out_index (unique's sorted keys).
@@ -209,7 +211,7 @@ template <class T, int PAYLOAD, int THREADS, int IPT, int PASSES = KeyPasses<T>:
 __device__ void pass(const T* in, void* out, const uint32_t* in_index, uint32_t* out_index,
                      typename Key<T>::S* keys0, typename Key<T>::S* keys1, uint32_t* index0,
                      uint32_t* index1, const uint32_t* bins, const uint32_t* masks,
-                     uint32_t* desc, uint32_t* counter, index_t n, index_t tiles, int pass,
+                     uint32_t* desc, index_t n, index_t tiles, int pass,
                      bool descending) {
   typedef typename Key<T>::K K;
   typedef typename Key<T>::S S;
@@ -227,15 +229,14 @@ __device__ void pass(const T* in, void* out, const uint32_t* in_index, uint32_t*
   __shared__ uint32_t warp_counts[kWarps * kDigits];
   __shared__ uint32_t tile_start[kDigits];  // first slot of each digit in the tile
   __shared__ uint32_t offset[kDigits];      // position in the row minus slot in the tile
-  __shared__ uint32_t tile_number;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
-  if (threadIdx.x == 0) tile_number = atomicAdd(counter, 1u);
   for (int i = threadIdx.x; i < kWarps * kDigits; i += THREADS) {
     warp_counts[i] = 0;
     reinterpret_cast<uint32_t*>(exchange_words)[i] = 0;  // the words of peers
   }
   __syncthreads();
+  const index_t tile_number = blockIdx.x;
   const index_t row = tile_number / tiles, tile = tile_number % tiles;
   const index_t row_base = row * n, tile_base = tile * kTile;
   const uint32_t mask = masks[row];

@@ -8,9 +8,10 @@
 //   rows and warps carry in order), publishes its total,
 //   and takes as its carry-in the totals of the tiles before it in a fixed tree: the
 //   totals of whole groups of kGroup tiles (each published by its group's last tile) and
-//   those of its own group's earlier tiles. Tiles take tickets in launch order and wait
-//   only for lower ones, so every wait ends; no carry depends on timing, so the results
-//   are bit-identical run to run (Note [Deterministic scans] in cuda/scan_kernels.cpp).
+//   those of its own group's earlier tiles. A tile is its block's index and waits only for
+//   lower ones, so every wait ends (Note [Tiles in launch order]); no carry depends on
+//   timing, so the results are bit-identical run to run (Note [Deterministic scans] in
+//   cuda/scan_kernels.cpp).
 #pragma once
 #include "xrt/reduce.cuh"
 
@@ -35,7 +36,7 @@ template <int KND> struct Layout {
   index_t in_step;          ///< bytes between elements along the axis
   index_t out_step;
   index_t tiles;            ///< per line (tiles kernel)
-  char* work;               ///< tiles kernel: ticket, flags and totals (zeroed flags)
+  char* work;               ///< tiles kernel: flags and totals (zeroed flags)
 };
 
 // ---- lines -----------------------------------------------------------------------------
@@ -70,12 +71,20 @@ template <class R, int KND> __device__ void lines(const Layout<KND>& layout) {
 
 // ---- tiles -----------------------------------------------------------------------------
 
-/// Where the tiles of one launch meet: a ticket counter, a flag per tile and per group
-/// (the host zeroes these), then the totals. Offsets in bytes from `work`.
+/// Note [Tiles in launch order]: the look-backs (scans, compactions) give each block the
+/// tile of its own index. Blocks start in index order (CUB's decoupled look-back relies on
+/// the same), so a block waits only for blocks that have started, and every wait ends.
+/// Tickets (an atomicAdd on one word by every block, then a block barrier) gave that order
+/// by construction, but on one address they queue: nonzero of 1e7 bool (2442 tiles) took
+/// 2-7 us longer a launch with them on an H200 (Note [Nonzero by runs] in mask.cuh).
+__device__ __forceinline__ index_t launch_order_tile() { return blockIdx.x; }
+
+/// Where the tiles of one launch meet: 16 bytes unused (they held a ticket counter), a flag
+/// per tile and per group (the host zeroes these), then the totals. Offsets in bytes from
+/// `work`.
 struct Work {
   index_t tiles, groups;
   __device__ Work(index_t tiles_, index_t groups_) : tiles(tiles_), groups(groups_) {}
-  __device__ static unsigned* ticket(char* w) { return reinterpret_cast<unsigned*>(w); }
   __device__ int* tile_flag(char* w) const { return reinterpret_cast<int*>(w + 16); }
   __device__ int* group_flag(char* w) const { return tile_flag(w) + tiles; }
   template <class Acc> __device__ Acc* tile_total(char* w) const {
@@ -148,15 +157,12 @@ __device__ void tiles(const Layout<KND>& layout) {
   constexpr int kRows = ITEMS / VEC;
   constexpr index_t kTile = index_t(kBlock) * ITEMS;
   R r;
-  __shared__ index_t shared_tile;
   __shared__ __align__(16) unsigned char shared_bytes[sizeof(Acc) * (kWarps + 2)];
   Acc* shared = reinterpret_cast<Acc*>(shared_bytes);  // warp totals, group part, own part
   const index_t total_tiles = layout.lines * layout.tiles;
   const index_t groups_per_line = (layout.tiles + kGroup - 1) / kGroup;
   Work work(total_tiles, layout.lines * groups_per_line);
-  if (threadIdx.x == 0) shared_tile = atomicAdd(Work::ticket(layout.work), 1u);
-  __syncthreads();
-  const index_t tile = shared_tile;
+  const index_t tile = launch_order_tile();
   const index_t line = tile / layout.tiles, i = tile - line * layout.tiles;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const char* x = layout.in + reduce::box_offset<KND>(line, layout.kept_size, layout.in_stride);

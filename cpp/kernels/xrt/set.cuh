@@ -134,7 +134,7 @@ __device__ void groups(const T* __restrict__ x, const typename SetKey<T>::K* __r
                        int64_t* __restrict__ indices, int64_t* __restrict__ inverse,
                        uint32_t* __restrict__ starts, char* work, index_t tiles,
                        int64_t* groups) {
-  const index_t tile = mask::take_tile(work);
+  const index_t tile = scan::launch_order_tile();
   const index_t first = mask::first_position<ITEMS>(tile);
   bool start[ITEMS];
   unsigned ballot[ITEMS];

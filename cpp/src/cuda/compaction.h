@@ -13,7 +13,7 @@ inline constexpr unsigned kBlock = 256;  // kBlock of mask.cuh
 inline constexpr int64_t kGroup = 32;    // kGroup of scan.cuh
 
 /// The tiles of one compaction launch over n positions, ITEMS per thread, and their
-/// meeting place (scan.cuh's Work: a ticket and flags, zeroed here, then the totals).
+/// meeting place (scan.cuh's Work: flags, zeroed here, then the totals).
 struct TileWork {
   int64_t tiles = 0;
   Tensor buffer;

@@ -75,12 +75,12 @@ std::string onesweep_source(const OnesweepKind& kind, const Onesweep& shape) {
       ") xrt_radix_pass("
       "const T* in, void* out, const uint32_t* in_index, uint32_t* out_index, S* keys0, "
       "S* keys1, uint32_t* index0, uint32_t* index1, const uint32_t* bins, "
-      "const uint32_t* masks, uint32_t* desc, uint32_t* counter, index_t n, index_t tiles, "
+      "const uint32_t* masks, uint32_t* desc, index_t n, index_t tiles, "
       "int pass, int descending) {\n"
       "  xrt::radix::pass<T, " + payload + ", " + threads + ", " + std::to_string(shape.items) +
       ", " + passes + ", " + (kind.keys_out ? "true" : "false") +
-      ">(in, out, in_index, out_index, keys0, keys1, index0, index1, bins, masks, desc, "
-      "counter, n, tiles, pass, descending != 0);\n}\n";
+      ">(in, out, in_index, out_index, keys0, keys1, index0, index1, bins, masks, desc, n, "
+      "tiles, pass, descending != 0);\n}\n";
   if (kind.specials)
     s += "extern \"C\" __global__ void __launch_bounds__(" + threads + ") xrt_radix_fixup("
          "const T* in, T* out, const uint32_t* row_specials, const uint32_t* chunk_specials, "
@@ -119,8 +119,8 @@ Onesweep onesweep_shape(DType dtype, bool arg) {
 }
 
 // Note [Onesweep launches]: one scratch allocation holds, first, what must start at zero
-// (digit counts, the float sort's row counts, the tile counters and the look-back
-// descriptors of every pass: one memset), then the masks, the chunk counts and the
+// (digit counts, the float sort's row counts and the look-back descriptors of every pass:
+// one memset), then the masks, the chunk counts and the
 // ping-pong buffers of keys (and indices when a payload travels). Everything is enqueued
 // on the current stream; which passes run and where keys are is decided on the device, so
 // the host never waits. The first pass that moves a row reads the input, the last writes
@@ -141,8 +141,7 @@ void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Ones
     throw UnsupportedOperationError("sort on CUDA: too many tiles for one launch");
   const int64_t descriptors = int64_t(passes) * rows * tiles * kRadixDigits;
   const int64_t zeroed = round_up(rows * passes * kRadixDigits * 4, 256) +
-                         round_up(specials ? rows * 16 : 0, 256) + round_up(passes * 4, 256) +
-                         descriptors * 4;
+                         round_up(specials ? rows * 16 : 0, 256) + descriptors * 4;
   // A single pass reads the input and writes the output: no keys in between.
   const int64_t key_buffer = passes > 1 ? round_up(total * itemsize(dtype), 256) : 0;
   const int64_t index_buffer = passes > 1 && payload ? round_up(total * 4, 256) : 0;
@@ -154,7 +153,6 @@ void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Ones
   Carver carve(work.data());
   uint32_t* hist = carve.take<uint32_t>(rows * passes * kRadixDigits * 4);
   uint32_t* row_specials = carve.take<uint32_t>(specials ? rows * 16 : 0);
-  uint32_t* counters = carve.take<uint32_t>(passes * 4);
   uint32_t* desc = carve.take<uint32_t>(descriptors * 4);
   XRT_CU(cuMemsetD32Async, reinterpret_cast<CUdeviceptr>(work.data()), 0u,
          static_cast<size_t>(zeroed / 4), job.stream);
@@ -199,9 +197,8 @@ void onesweep_sort(const OnesweepKind& kind, const OnesweepRows& job, const Ones
   CUfunction pass_fn = fn("xrt_radix_pass");
   for (int pass = 0; pass < passes; ++pass) {
     uint32_t* pass_desc = desc + int64_t(pass) * rows * tiles * kRadixDigits;
-    uint32_t* counter = counters + pass;
     void* params[] = {&in, &out, &in_index, &out_index, &keys[0], &keys[1], &index[0],
-                      &index[1], &hist, &masks, &pass_desc, &counter, &n_arg, &tiles, &pass,
+                      &index[1], &hist, &masks, &pass_desc, &n_arg, &tiles, &pass,
                       &descending};
     launch(pass_fn, {tile_blocks}, {kRadixThreads}, 0, stream, params);
   }

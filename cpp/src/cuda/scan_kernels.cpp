@@ -8,9 +8,9 @@
 // Note [Deterministic scans]: a tile's carry-in is combined from the totals of the tiles
 // before it in a tree fixed by the tile's index (whole groups of kGroup tiles, then its own
 // group's earlier tiles), never from whatever a look-back happens to find published, so
-// float results are the same every run. Each tile waits only for tiles of lower tickets,
-// which have started, so the waits end. Float results differ from the CPU's sequential
-// sums in rounding.
+// float results are the same every run. Each tile waits only for tiles of lower index,
+// which have started, so the waits end (Note [Tiles in launch order] in scan.cuh). Float
+// results differ from the CPU's sequential sums in rounding.
 #include <algorithm>
 #include <cstring>
 
