@@ -38,12 +38,14 @@ class EmulatedRadixSort:
         if not self.exe.exists():
             build.mkdir(parents=True, exist_ok=True)
             # The emulator's xrt/common.cuh comes first: cpp/kernels' holds PTX.
+            # Test processes may build the same binary at once: each into its own file.
+            tmp = f"{self.exe}.{os.getpid()}.tmp"
             cmd = [compiler(), "-std=c++17", "-O1", "-pthread", "-U_FORTIFY_SOURCE",
                    "-D_FORTIFY_SOURCE=0", "-I", str(EMULATOR), "-I",
                    str(KERNELS), f"-DEMU_THREADS={threads}", f"-DEMU_IPT={items}", "-o",
-                   str(self.exe) + ".tmp", str(EMULATOR / "radix_sort_main.cpp")]
+                   tmp, str(EMULATOR / "radix_sort_main.cpp")]
             subprocess.run(cmd, check=True, capture_output=True, text=True)
-            os.replace(str(self.exe) + ".tmp", self.exe)
+            os.replace(tmp, self.exe)
 
     def __call__(self, a, arg=False, descending=False, chunk=None):
         rows, n = a.shape

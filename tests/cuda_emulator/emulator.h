@@ -1,6 +1,8 @@
 // tests/cuda_emulator/emulator.h: just enough of CUDA to run device code of cpp/kernels on
-// the host, for tests without a GPU. Blocks run on a few OS threads at once (in a shuffled
-// order, so tiles that wait on each other really do); the threads of a block are fibers
+// the host, for tests without a GPU. Blocks run on a few OS threads at once, taken in index
+// order as the GPU starts them (Note [Tiles in launch order] in xrt/scan.cuh), each after a
+// few random yields, so that they start and run interleaved and tiles that wait on each
+// other really do; the threads of a block are fibers
 // on their block's OS thread (started with ucontext, then switched with _setjmp/_longjmp,
 // which skip the signal-mask system calls), switched at barriers, warp collectives and
 // __nanosleep. Build with _FORTIFY_SOURCE off: its longjmp check rejects stack switches.
@@ -112,18 +114,20 @@ inline void run_block(unsigned index, dim3 grid, dim3 threads, const std::functi
   block = nullptr;
 }
 
-/// Runs body as a kernel of grid x threads; `resident` blocks at once.
+/// Runs body as a kernel of grid x threads; `resident` blocks at once, handed out in index
+/// order; seed varies how long each waits before it starts.
 inline void launch(dim3 grid, dim3 threads, std::function<void()> body, unsigned resident = 3,
                    unsigned seed = 1) {
-  std::vector<unsigned> order(grid.x);
-  std::iota(order.begin(), order.end(), 0u);
-  std::shuffle(order.begin(), order.end(), std::mt19937(seed));
   std::atomic<unsigned> next{0};
-  auto worker = [&] {
-    for (unsigned i; (i = next++) < grid.x;) run_block(order[i], grid, threads, body);
+  auto worker = [&](unsigned w) {
+    std::mt19937 delays(seed * 7919u + w);
+    for (unsigned i; (i = next++) < grid.x;) {
+      for (unsigned k = delays() % 4; k > 0; --k) std::this_thread::yield();
+      run_block(i, grid, threads, body);
+    }
   };
   std::vector<std::thread> workers;
-  for (unsigned r = 0; r < std::min(resident, grid.x); ++r) workers.emplace_back(worker);
+  for (unsigned r = 0; r < std::min(resident, grid.x); ++r) workers.emplace_back(worker, r);
   for (auto& w : workers) w.join();
 }
 

@@ -44,7 +44,7 @@ template <class T, bool ARG> int run(int64_t rows, int64_t n, int64_t chunk, boo
   std::vector<T> in(total);
   if (std::fread(in.data(), sizeof(T), total, stdin) != size_t(total)) return 3;
   std::vector<uint32_t> hist(rows * P * 256), row_specials(rows * 4),
-      chunk_specials(rows * chunks * 2, 0xdeadbeefu), counters(P),
+      chunk_specials(rows * chunks * 2, 0xdeadbeefu),
       desc(P * rows * tiles * 256), masks(rows, 0xdeadbeefu);
   std::vector<S> keys0(total, S(0x5a)), keys1(total, S(0xa5));
   std::vector<uint32_t> index0(total, 7u), index1(total, 9u);
@@ -64,7 +64,7 @@ template <class T, bool ARG> int run(int64_t rows, int64_t n, int64_t chunk, boo
     emu::launch({unsigned(rows * tiles)}, block, [&] {
       xrt::radix::pass<T, ARG ? xrt::radix::kPosition : xrt::radix::kNone, kThreads, kItems>(
           in.data(), out.data(), nullptr, nullptr, keys0.data(), keys1.data(), index0.data(), index1.data(),
-          hist.data(), masks.data(), desc.data() + pass * rows * tiles * 256, &counters[pass], n,
+          hist.data(), masks.data(), desc.data() + pass * rows * tiles * 256, n,
           tiles, pass, descending);
     }, 3, seed++);
   }
@@ -88,7 +88,7 @@ template <class K, bool PAYLOAD, int P> int run_pairs(int64_t rows, int64_t n, i
   std::vector<uint32_t> index_in(total), index_out(total, 0xabu), spare_index(total, 7u);
   if (std::fread(keys_in.data(), sizeof(K), total, stdin) != size_t(total)) return 3;
   if (PAYLOAD && std::fread(index_in.data(), 4, total, stdin) != size_t(total)) return 3;
-  std::vector<uint32_t> hist(rows * P * 256), counters(P), desc(P * rows * tiles * 256),
+  std::vector<uint32_t> hist(rows * P * 256), desc(P * rows * tiles * 256),
       masks(rows, 0xdeadbeefu);
   constexpr int kPayload = PAYLOAD ? xrt::radix::kCarried : xrt::radix::kNone;
   const dim3 block{kThreads};
@@ -105,8 +105,8 @@ template <class K, bool PAYLOAD, int P> int run_pairs(int64_t rows, int64_t n, i
           keys_in.data(), keys_out.data(), PAYLOAD ? index_in.data() : nullptr,
           PAYLOAD ? index_out.data() : nullptr, spare.data(), keys_in.data(),
           PAYLOAD ? spare_index.data() : nullptr, PAYLOAD ? index_in.data() : nullptr,
-          hist.data(), masks.data(), desc.data() + pass * rows * tiles * 256, &counters[pass],
-          n, tiles, pass, false);
+          hist.data(), masks.data(), desc.data() + pass * rows * tiles * 256, n,
+          tiles, pass, false);
     }, 3, seed++);
   }
   std::fwrite(keys_out.data(), sizeof(K), total, stdout);
@@ -138,7 +138,7 @@ template <class T, bool POSITIONS> int run_encoded(int64_t rows, int64_t n, int6
   if (std::fread(in.data(), sizeof(T), total, stdin) != size_t(total)) return 3;
   std::vector<S> keys_out(total, S(0x3c)), keys0(total, S(0x5a)), keys1(total, S(0xa5));
   std::vector<uint32_t> index_out(total, 0xabu), index0(total, 7u), index1(total, 9u);
-  std::vector<uint32_t> hist(rows * P * 256), counters(P), desc(P * rows * tiles * 256),
+  std::vector<uint32_t> hist(rows * P * 256), desc(P * rows * tiles * 256),
       masks(rows, 0xdeadbeefu);
   constexpr int kPayload = POSITIONS ? xrt::radix::kPosition : xrt::radix::kNone;
   const dim3 block{kThreads};
@@ -154,7 +154,7 @@ template <class T, bool POSITIONS> int run_encoded(int64_t rows, int64_t n, int6
       xrt::radix::pass<T, kPayload, kThreads, kItems, P, true>(
           in.data(), keys_out.data(), nullptr, POSITIONS ? index_out.data() : nullptr,
           keys0.data(), keys1.data(), index0.data(), index1.data(), hist.data(), masks.data(),
-          desc.data() + pass * rows * tiles * 256, &counters[pass], n, tiles, pass, false);
+          desc.data() + pass * rows * tiles * 256, n, tiles, pass, false);
     }, 3, seed++);
   }
   std::fwrite(keys_out.data(), sizeof(S), total, stdout);
