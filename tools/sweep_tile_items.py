@@ -1,7 +1,9 @@
-"""tools/sweep_tile_items.py: the CUDA scans' and nonzero's tile size (items per thread,
-XPURUNTIME_CUDA_TILE_ITEMS) swept on the issue's rows, with PyTorch and CuPy timed in the
-same run: cumulative_sum of 2^24 float32 and nonzero of 1e7 bool (half set). Prints
-microseconds per call (the host's wait for nonzero's count included) and the ratios.
+"""tools/sweep_tile_items.py: the CUDA scans' tile size (items per thread,
+XPURUNTIME_CUDA_TILE_ITEMS; set, it also puts nonzero on its ballot rows of that many
+items) swept on the issue's rows, with PyTorch and CuPy timed in the same run:
+cumulative_sum of 2^24 float32 and nonzero of 1e7 bool (half set), then nonzero's default
+(runs of 16, Note [Nonzero by runs]). Prints microseconds per call (the host's wait for
+nonzero's count included) and the ratios.
 
     python tools/sweep_tile_items.py [--items 8,12,16,20,24,28,32]
 """
@@ -47,6 +49,8 @@ def main():
         rows.append((n, best_us(lambda: xrt.cumulative_sum(xc)),
                      best_us(lambda: xrt.nonzero(xb))))
     os.environ.pop("XPURUNTIME_CUDA_TILE_ITEMS")
+    assert np.array_equal(np.asarray(xrt.nonzero(xb)[0].to_device("cpu")), expected_b)
+    runs = best_us(lambda: xrt.nonzero(xb))
     peers = {}
     if torch is not None:
         tc, tb = torch.from_numpy(c).cuda(), torch.from_numpy(b).cuda()
@@ -62,6 +66,8 @@ def main():
         print(f"{n:5d}  {tc_:9.1f}  {tn_:10.1f}  {ratios}")
     for p, (pc, pn) in peers.items():
         print(f"{p}: cumsum {pc:.1f} us, nonzero {pn:.1f} us")
+    print(f"nonzero by runs (the default): {runs:.1f} us" + "".join(
+        f", {p}/xrt {peers[p][1] / runs:.3f}" for p in peers))
 
 
 if __name__ == "__main__":
