@@ -9,6 +9,7 @@
 // their flags]): a tile is its block's index and waits only for lower ones, so every wait
 // ends (Note [Tiles in launch order] in scan.cuh).
 #pragma once
+#include "xrt/block_scan.cuh"
 #include "xrt/scan.cuh"
 
 namespace xrt {
@@ -205,6 +206,19 @@ template <int ND> struct Coordinates {
   index_t size[ND];
 };
 
+/// c's k-th coordinates: those of position p of the flat (row-major) index.
+template <int ND>
+__device__ __forceinline__ void store_coordinates(const Coordinates<ND>& c, index_t k,
+                                                  index_t p) {
+#pragma unroll
+  for (int d = ND - 1; d > 0; --d) {
+    index_t q = p / c.size[d];
+    c.out[d][k] = p - q * c.size[d];
+    p = q;
+  }
+  c.out[0][k] = p;
+}
+
 /// Coordinates of the nonzero elements of a contiguous x of n elements, in order.
 template <class T, int ITEMS, int ND>
 __device__ void nonzero(const T* __restrict__ x, index_t n, Coordinates<ND> c, char* work,
@@ -223,16 +237,7 @@ __device__ void nonzero(const T* __restrict__ x, index_t n, Coordinates<ND> c, c
   const unsigned below = lanes_below();
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    if (selected[j]) {
-      index_t k = place + __popc(ballot[j] & below), rest = first + j * 32;
-#pragma unroll
-      for (int d = ND - 1; d > 0; --d) {
-        index_t q = rest / c.size[d];
-        c.out[d][k] = rest - q * c.size[d];
-        rest = q;
-      }
-      c.out[0][k] = rest;
-    }
+    if (selected[j]) store_coordinates(c, place + __popc(ballot[j] & below), first + j * 32);
     place += __popc(ballot[j]);
   }
 }
@@ -287,45 +292,21 @@ __device__ void nonzero_runs(const T* __restrict__ x, index_t n, Coordinates<ND>
   constexpr int RUNS = RunsOf<T>::value, kTile = kBlock * RUNS * kRun;
   static_assert(kTile <= 65536, "offsets in a tile are 16-bit");
   __shared__ uint16_t picked[kTile];
-  __shared__ index_t warp_total[kWarps];
   const index_t tile = scan::launch_order_tile();
   const index_t base = tile * index_t(kTile);
   unsigned bits[RUNS];
   nonzero_bits<T, RUNS>(x, base + index_t(threadIdx.x) * (RUNS * kRun), n, bits);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  unsigned mine = 0;
+  uint32_t mine = 0, total;
 #pragma unroll
   for (int r = 0; r < RUNS; ++r) mine += __popc(bits[r]);
-  unsigned upto = mine;  // inclusive scan over the warp
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    unsigned v = __shfl_up_sync(0xffffffffu, upto, d);
-    if (lane >= d) upto += v;
-  }
-  if (lane == 31) warp_total[warp] = upto;
-  __syncthreads();
-  unsigned before = 0, total = 0;
-#pragma unroll
-  for (int k = 0; k < kWarps; ++k) {
-    before += k < warp ? unsigned(warp_total[k]) : 0u;
-    total += unsigned(warp_total[k]);
-  }
-  unsigned slot = before + upto - mine;
+  uint32_t slot = block_exclusive_sum<kBlock>(mine, total);
 #pragma unroll
   for (int r = 0; r < RUNS; ++r)
     for (unsigned b = bits[r]; b; b &= b - 1)
       picked[slot++] = uint16_t((threadIdx.x * RUNS + r) * kRun + __ffs(b) - 1);
   const index_t start = tile_carry(total, work, tile, tiles, nullptr);  // a barrier
-  for (unsigned k = threadIdx.x; k < total; k += kBlock) {
-    index_t at = start + k, rest = base + picked[k];
-#pragma unroll
-    for (int d = ND - 1; d > 0; --d) {
-      index_t q = rest / c.size[d];
-      c.out[d][at] = rest - q * c.size[d];
-      rest = q;
-    }
-    c.out[0][at] = rest;
-  }
+  for (uint32_t k = threadIdx.x; k < total; k += kBlock)
+    store_coordinates(c, start + k, base + picked[k]);
 }
 
 /// *total += the block's counts: one atomic per block (one per warp queued thousands of

@@ -15,6 +15,7 @@
 // carried from an input array (Payload::kCarried) or none, over PASSES <= sizeof(T)
 // low bytes of the keys.
 #pragma once
+#include "xrt/block_scan.cuh"
 #include "xrt/sort_keys.cuh"
 
 namespace xrt {
@@ -75,32 +76,6 @@ template <class T> struct KeyPasses {
 constexpr uint32_t kFlagAggregate = 1u << 30;
 constexpr uint32_t kFlagPrefix = 2u << 30;
 constexpr uint32_t kValueMask = (1u << 30) - 1;
-
-/// Exclusive sum of v over the block (all threads call it); total gets the sum.
-template <int THREADS>
-__device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t v, uint32_t& total) {
-  constexpr int kWarps = THREADS / 32;
-  __shared__ uint32_t warp_sums[kWarps];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  uint32_t x = v;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    uint32_t y = __shfl_up_sync(0xffffffffu, x, d);
-    if (lane >= d) x += y;
-  }
-  if (lane == 31) warp_sums[warp] = x;
-  __syncthreads();
-  uint32_t before = 0, sum = 0;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    uint32_t s = warp_sums[w];
-    before += w < warp ? s : 0u;
-    sum += s;
-  }
-  __syncthreads();  // warp_sums may be reused by the next call
-  total = sum;
-  return before + x - v;
-}
 
 __device__ __forceinline__ uint32_t load_relaxed(const uint32_t* p) {
   return *static_cast<const volatile uint32_t*>(p);
