@@ -391,7 +391,7 @@ Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<b
   } else if (PyCapsule_CheckExact(obj.ptr())) {
     t = import_capsule(obj);
   } else if (const dl::ExchangeAPI* api = !device && !copy ? exchange_api_of(obj) : nullptr) {
-    t = import_through_exchange(*api, obj);
+    return import_through_exchange(*api, obj);  // no device, no copy: nothing to finish
   } else {
     if (!PyObject_HasAttrString(obj.ptr(), "__dlpack__"))
       throw TypeError("from_dlpack: an object of type '" +
