@@ -255,7 +255,8 @@ __device__ void nonzero(const T* __restrict__ x, index_t n, Coordinates<ND> c, c
 /// 16.1 / 39.1 (CUB's select, in torch: 27.7-28.2 at 0.5 under Nsight Compute).
 constexpr int kRun = 16;
 
-/// Runs a thread by element size: 32 bytes of 1-byte elements, kRun elements of others.
+/// Runs a thread by element size: 32 bytes of 1-byte elements, kRun elements of others
+/// (the host's run_positions in cuda/mask_kernels.cpp sizes the tiles from the same rule).
 template <class T> struct RunsOf {
   static constexpr int value = sizeof(T) == 1 ? 2 : 1;
 };

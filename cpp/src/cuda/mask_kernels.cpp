@@ -101,6 +101,9 @@ KernelSource count_bytes_source() {
           {}};
 }
 
+/// Positions a thread of nonzero's runs takes: mask.cuh's RunsOf<T> * kRun.
+int run_positions(size_t itemsize) { return itemsize == 1 ? 2 * 16 : 16; }
+
 /// nonzero's kernel: by ballot rows of `items` per thread, or by runs (items 0: Note
 /// [Nonzero by runs], x 16-byte aligned).
 KernelSource nonzero_source(DType dtype, int nd, int items = 24) {
@@ -225,7 +228,7 @@ void nonzero_kernel(const KernelCall& call) {
   const int rows = tile_items(0);
   const bool runs = rows == 0 && reinterpret_cast<uintptr_t>(x.data()) % 16 == 0;
   const int items = runs ? 0 : rows ? rows : 24;
-  TileWork work(n, runs ? (x.itemsize() == 1 ? 32 : 16) : items, x.device(), l.stream);
+  TileWork work(n, runs ? run_positions(x.itemsize()) : items, x.device(), l.stream);
   DType dtype = x.dtype();
   CUfunction fn = jit_function(l.device, key_of("nonzero/%d/%d/%d", int(dtype), nd, items),
                                [&] { return nonzero_source(dtype, nd, items); }, "xrt_nonzero");
