@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import xpuruntime.pytorch as xt
-from xpuruntime.adapters.pytorch import _kernels
+from xpuruntime.adapters.pytorch import _flash, _kernels
 
 
 def cuda_time(fn, repeats=15, warmup=3, inner=5):
@@ -55,7 +55,7 @@ def attention(quick):
 
             def ours(hopper=True):
                 def run():
-                    _kernels.HOPPER_KERNELS = hopper  # False: the portable mma.sync kernels
+                    _flash.HOPPER_KERNELS = hopper  # False: the portable mma.sync kernels
                     return xt.fused_attention(q, k, v, is_causal=causal)
                 return run
 
@@ -88,7 +88,7 @@ def attention(quick):
                     xt.clear_kernel_policy()
             tag = f"{str(dtype)[6:]} {'causal' if causal else 'non-causal'} b{b} h{h} s{s} d{d}"
             rows.append((tag, result))
-    _kernels.HOPPER_KERNELS = True
+    _flash.HOPPER_KERNELS = True
     print("\n## attention (TFLOP/s forward / forward+backward; ratios ours over torch)")
     for tag, result in rows:
         line = "  ".join(f"{n} {r[0]:.0f}/{r[1]:.0f}" for n, r in result.items() if r)

@@ -82,17 +82,17 @@ ATTENTION_CASES = [
 @pytest.mark.parametrize("case", ATTENTION_CASES)
 def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, kernels,
                                                                   monkeypatch):
-    from xpuruntime.adapters.pytorch import _kernels
+    from xpuruntime.adapters.pytorch import _flash
 
     if kernels == "hopper":  # Note [flash_v2 on Hopper]
-        if not _kernels._is_hopper(torch.cuda.current_device()):
+        if not _flash._is_hopper(torch.cuda.current_device()):
             pytest.skip("the wgmma kernels need compute capability 9.0")
-        monkeypatch.setattr(_kernels, "HOPPER_MIN_BLOCKS", 0)  # these grids are small
+        monkeypatch.setattr(_flash, "HOPPER_MIN_BLOCKS", 0)  # these grids are small
     else:
-        monkeypatch.setattr(_kernels, "HOPPER_KERNELS", False)
-        monkeypatch.setattr(_kernels, "FORWARD_WARPS", int(kernels[3:]))
-    chosen, choose_hopper = [], _kernels._use_hopper  # which kernels ran, forward and backward
-    monkeypatch.setattr(_kernels, "_use_hopper",
+        monkeypatch.setattr(_flash, "HOPPER_KERNELS", False)
+        monkeypatch.setattr(_flash, "FORWARD_WARPS", int(kernels[3:]))
+    chosen, choose_hopper = [], _flash._use_hopper  # which kernels ran, forward and backward
+    monkeypatch.setattr(_flash, "_use_hopper",
                         lambda *args: chosen.append(choose_hopper(*args)) or chosen[-1])
     b, h, sq, sk, d, causal, masked = case
     q, = leaves((b, h, sq, d), dtype=dtype)
@@ -106,27 +106,27 @@ def test_flash_v2_matches_an_fp32_reference_forward_and_backward(dtype, case, ke
 
 
 def test_flash_v2_backward_without_queries_gives_zero_key_gradients():
-    from xpuruntime.adapters.pytorch import _kernels
+    from xpuruntime.adapters.pytorch import _flash
 
     q = torch.empty(1, 2, 0, 64, device="cuda", dtype=torch.bfloat16)
     k = torch.randn(1, 2, 8, 64, device="cuda", dtype=torch.bfloat16)
     for _ in range(2):  # fill the caching allocator's blocks of this size with non-zeros
         torch.full_like(k, 7.0)
-    out, lse = _kernels.flash_forward(torch, q, k, k, None, False, 0.125)
-    dq, dk, dv = _kernels.flash_backward(torch, out, q, k, k, None, out, lse, False, 0.125)
+    out, lse = _flash.flash_forward(torch, q, k, k, None, False, 0.125)
+    dq, dk, dv = _flash.flash_backward(torch, out, q, k, k, None, out, lse, False, 0.125)
     assert dq.shape == q.shape
     assert torch.equal(dk, torch.zeros_like(k)) and torch.equal(dv, torch.zeros_like(k))
 
 
 def test_flash_v2_takes_the_wgmma_kernels_for_grids_that_fill_the_chip():
-    from xpuruntime.adapters.pytorch import _kernels
+    from xpuruntime.adapters.pytorch import _flash, _kernels
 
     device = torch.cuda.current_device()
-    if not _kernels._is_hopper(device):
+    if not _flash._is_hopper(device):
         pytest.skip("the wgmma kernels need compute capability 9.0")
     sms = _kernels._multiprocessors(torch, device)
-    assert not _kernels._use_hopper(torch, device, sms - 1)
-    assert _kernels._use_hopper(torch, device, sms)
+    assert not _flash._use_hopper(torch, device, sms - 1)
+    assert _flash._use_hopper(torch, device, sms)
 
 
 CUDNN_CASES = [
@@ -306,17 +306,17 @@ def test_attention_outputs_and_gradients_keep_the_inputs_layout(kernel, monkeypa
     gradients are laid out as the inputs (Note [Attention outputs' layout]), and right."""
     from xpuruntime import _attention
 
-    from xpuruntime.adapters.pytorch import _kernels
+    from xpuruntime.adapters.pytorch import _flash
 
     if kernel == "cudnn" and not _attention.cudnn_available():
         pytest.skip("cuDNN does not load here")
     if kernel == "flash_v2/hopper":
-        if not _kernels._is_hopper(torch.cuda.current_device()):
+        if not _flash._is_hopper(torch.cuda.current_device()):
             pytest.skip("the wgmma kernels need compute capability 9.0")
-        monkeypatch.setattr(_kernels, "HOPPER_MIN_BLOCKS", 0)
+        monkeypatch.setattr(_flash, "HOPPER_MIN_BLOCKS", 0)
         kernel = "flash_v2"
     else:
-        monkeypatch.setattr(_kernels, "HOPPER_KERNELS", False)
+        monkeypatch.setattr(_flash, "HOPPER_KERNELS", False)
     torch.manual_seed(0)
     b, s, h, d = 2, 128, 4, 64
     qkv = torch.randn(b, s, 3, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)

@@ -10,7 +10,8 @@ run, with the same ``KernelPolicy`` that steers array code and inference:
   ``fused_layernorm``, ``fused_rmsnorm``; both as torch custom ops (autograd, torch.compile)
   and as kernels of xpuruntime's registry, chosen through it (``_choose.py``).
 - ``_linear.py``: ``fused_linear``, linear + bias + activation in one cuBLASLt call.
-- ``_kernels.py`` + ``kernels/``: the NVRTC sources (flash_v2 attention, fused norms).
+- ``_kernels.py`` + ``kernels/``: the NVRTC sources and their launches (fused norms, cuDNN
+  attention); ``_flash.py``: flash_v2 attention's launches.
 - ``_extras.py``: ``autocast``, ``capture_graph``, ``set_allocator``, ``profile``.
 
 Importing this module imports torch; ``import xpuruntime`` alone never does.

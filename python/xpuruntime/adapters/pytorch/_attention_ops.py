@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from ... import _attention, _core
 from ..._attention import cudnn_available, inference_stats
-from . import _kernels
+from . import _flash, _kernels
 from ._choose import _autocast, _to_torch, _torch_kernel, choose
 
 
@@ -85,7 +85,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     attn_mask: Optional[torch.Tensor], is_causal: bool,
                     scale: float) -> tuple[torch.Tensor, torch.Tensor]:
     """flash_v2 forward: (out, lse2) for head dims 64 and 128 (see Note [flash_v2 layout])."""
-    return _kernels.flash_forward(torch, _aligned(q), _aligned(k), _aligned(v), attn_mask,
+    return _flash.flash_forward(torch, _aligned(q), _aligned(k), _aligned(v), attn_mask,
                                   is_causal, scale, like=q)
 
 
@@ -100,14 +100,14 @@ def flash_attention_backward(grad: torch.Tensor, q: torch.Tensor, k: torch.Tenso
                              v: torch.Tensor, attn_mask: Optional[torch.Tensor],
                              out: torch.Tensor, lse: torch.Tensor, is_causal: bool,
                              scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return _kernels.flash_backward(torch, _aligned(grad), _aligned(q), _aligned(k),
+    return _flash.flash_backward(torch, _aligned(grad), _aligned(q), _aligned(k),
                                    _aligned(v), attn_mask, out, lse, is_causal, scale,
                                    like=(q, k, v))
 
 
 @flash_attention_backward.register_fake
 def _(grad, q, k, v, attn_mask, out, lse, is_causal, scale):
-    return tuple(_kernels._grad_like(torch, t) for t in (q, k, v))
+    return tuple(_flash._grad_like(torch, t) for t in (q, k, v))
 
 
 def _save_for_backward(ctx, inputs, output):
