@@ -67,9 +67,16 @@ nb::dict host_costs(int count) {
   }
   nb::dict d;
   d["launch_ns"] = costs.launch_ns;
+  d["launch_args96_ns"] = costs.launch_args96_ns;
+  d["launch_extra_ns"] = costs.launch_extra_ns;
+  d["launch_ex_ns"] = costs.launch_ex_ns;
+  d["launch_loop_ns"] = costs.launch_loop_ns;
   d["activate_ns"] = costs.activate_ns;
   d["current_stream_ns"] = costs.current_stream_ns;
   d["allocate_free_ns"] = costs.allocate_free_ns;
+  d["empty_ns"] = costs.empty_ns;
+  d["add_inplace_ns"] = costs.add_inplace_ns;
+  d["add_ns"] = costs.add_ns;
   return d;
 }
 
@@ -77,8 +84,9 @@ nb::dict host_costs(int count) {
 
 void bind_cuda_jit(nb::module_& m) {
   m.def("_host_costs", &host_costs, nb::arg("count") = 100000,
-        "Host ns per call of an empty kernel launch, activate, current_stream and a cached "
-        "64-byte allocation (with its free), on the current device and stream.");
+        "Host ns per call of the pieces every CUDA op pays, and of 16-float32 adds, in C++ on "
+        "the current device and stream (HostCosts in xpuruntime/cuda/libraries.h); launching "
+        "pieces are timed in bursts while a spin kernel holds the GPU.");
   m.def("jit_cache_info", [] {
     cuda::JitCacheInfo info = cuda::jit_cache_info();
     nb::dict d;

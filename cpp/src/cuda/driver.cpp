@@ -33,6 +33,8 @@ DriverApi load() {
   if (!missing.empty())
     throw CudaError("the CUDA driver is too old for xpuruntime: libcuda lacks " + missing +
                     " (driver version " + std::to_string(st.driver_version) + ")");
+  api.cuLaunchKernelEx =
+      reinterpret_cast<decltype(api.cuLaunchKernelEx)>(dlsym(library, "cuLaunchKernelEx"));
   return api;
 }
 

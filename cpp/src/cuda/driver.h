@@ -184,11 +184,23 @@ enum CUmemPool_attribute : int {
     (CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,         \
      unsigned bz, unsigned shared_bytes, CUstream stream, void** params, void** extra))
 
-/// The loaded driver: one function pointer per entry of the table above.
+/// cuda.h's CUlaunchConfig: cuLaunchKernelEx's launch, attributes aside.
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  CUstream hStream;
+  void* attrs;  // CUlaunchAttribute*
+  unsigned numAttrs;
+};
+
+/// The loaded driver: one function pointer per entry of the table above, and the optional
+/// ones (null when this driver lacks them).
 struct DriverApi {
 #define XRT_DECLARE_DRIVER_FN(name, symbol, params) CUresult (*name) params = nullptr;
   XRT_CUDA_DRIVER_FUNCTIONS(XRT_DECLARE_DRIVER_FN)
 #undef XRT_DECLARE_DRIVER_FN
+  /// CUDA 11.8+; launch() prefers it (Note [Launching through cuLaunchKernelEx] in jit.cpp).
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig* config, CUfunction fn, void** params,
+                               void** extra) = nullptr;
 };
 
 /// The driver, loaded and initialised on first use; CudaError with the reason (no driver,

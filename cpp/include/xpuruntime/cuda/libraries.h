@@ -31,12 +31,20 @@ int svd_jacobi_max_sweeps();
 void warm_elementwise_kernels(int device, unsigned threads);
 
 /// Host nanoseconds per call of the pieces every CUDA op pays, on the current device and
-/// stream, measured in C++ so that no Python is counted.
+/// stream, measured in C++ so that no Python is counted. Launching pieces are timed in
+/// bursts while the GPU is held busy (Note [Host cost behind a busy GPU] in host_costs.cpp).
 struct HostCosts {
-  double launch_ns = 0;          ///< cuLaunchKernel of an empty kernel
+  double launch_ns = 0;          ///< launch() of an empty kernel (24 argument bytes)
+  double launch_args96_ns = 0;   ///< cuLaunchKernel with an elementwise launch's 96 argument bytes
+  double launch_extra_ns = 0;    ///< those 96 bytes as one buffer (CU_LAUNCH_PARAM_BUFFER_*)
+  double launch_ex_ns = -1;      ///< cuLaunchKernelEx, no attributes (-1: the driver lacks it)
+  double launch_loop_ns = 0;     ///< empty launches in a plain loop: the GPU's pace, once full
   double activate_ns = 0;        ///< making the device's context current
   double current_stream_ns = 0;  ///< reading the current stream
   double allocate_free_ns = 0;   ///< a cached 64-byte allocation and its free
+  double empty_ns = 0;           ///< empty({16}, float32) on the device, and its free
+  double add_inplace_ns = 0;     ///< binary_inplace(add) of 16 float32: the whole op, in C++
+  double add_ns = 0;             ///< binary(add) of 16 float32, its output freed: likewise
 };
 HostCosts measure_host_costs(int count);
 

@@ -13,7 +13,7 @@ allocator swap and merged profiles for training with xpuruntime's kernels.
   ``torch.cuda.MemPool`` over a ``CUDAPluggableAllocator`` whose two C functions are
   ctypes callbacks into xpuruntime (see set_allocator for when it applies).
 - ``profile(export_chrome_trace=path)``: torch.profiler's trace (our NVRTC kernels appear in
-  it: kineto records every cuLaunchKernel) plus our kernel-choice log as user annotations
+  it: kineto records every kernel launch) plus our kernel-choice log as user annotations
   and in the trace's metadata.
 """
 
