@@ -5,9 +5,9 @@ Goals: issue 4, the host cost of a tiny op <= 4 us (PyTorch 11.3, CuPy 15.4 on t
 peers.md); issue 18, `a + b` <= 4.2 us where the driver's bare launch costs 3.4.
 
 Two figures a case:
-- host: what the caller waits for. Bursts of BURST calls are issued while a spin kernel holds
-  the GPU, so that none of them waits for the GPU; the best burst counts (Note [Host cost
-  behind a busy GPU] in cpp/src/cuda/host_costs.cpp).
+- host: what the caller waits for. Bursts of 200 calls are issued while a spin kernel holds
+  the GPU, so that none of them waits for the GPU; the best burst counts (common.host_time,
+  Note [Host cost behind a busy GPU] in cpp/src/cuda/host_costs.cpp).
 - loop: a plain loop that never synchronises. Once the launch queue is full, each call waits
   for the GPU to finish one, so this is the slower of the host and the GPU's own pace for
   back-to-back tiny kernels (3.5-6 us on the H100 and H200 machines here).
@@ -24,24 +24,12 @@ import os
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(__file__))
-from common import per_call, table  # noqa: E402
+from common import host_time, per_call, table  # noqa: E402
 
 import xpuruntime as xrt  # noqa: E402
 
-BURST = 200
-ROUNDS = 60
 GRAPH_OPS = 100
-
-_SPIN = r"""
-extern "C" __global__ void bench_spin(unsigned long long ns) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); } while (now - start < ns);
-}
-"""
 
 
 def us(seconds):
@@ -52,23 +40,6 @@ def cell(host, lib):
     if lib not in host:
         return ""
     return f"{us(host[lib])} ({host[lib] / host['ours']:.2f}x)"
-
-
-def host_time(fn, spin, sync, per=1):
-    """Best seconds per call of fn() over ROUNDS bursts issued behind a busy GPU: the
-    legacy default stream, which xpuruntime, torch and CuPy all use here, runs a spin kernel
-    while the burst is issued. `per` divides (calls that each run several ops)."""
-    fn()
-    best = float("inf")
-    for _ in range(ROUNDS):
-        sync()
-        spin((1,), (1,), (np.uint64(4_000_000),))  # 4 ms: more than a burst takes
-        start = time.perf_counter()
-        for _ in range(BURST):
-            fn()
-        best = min(best, (time.perf_counter() - start) / BURST)
-    sync()
-    return best / per
 
 
 def main():
@@ -84,7 +55,6 @@ def main():
     pieces = xrt._core._cuda._host_costs(100000)
     rows = [(f"C++: {k[:-3]}", f"{v / 1000:.3f} us", "", "", "") for k, v in pieces.items()]
     xrt.cuda.synchronize()
-    spin = xrt.RawKernel(_SPIN, "bench_spin")
 
     def sync():
         torch.cuda.synchronize()
@@ -131,7 +101,7 @@ def main():
                 if fn is None:
                     continue
                 on_gpu = lib != "ours" or not name.startswith("CPU")
-                t = host_time(fn, spin, sync, per) if on_gpu else per_call(fn, repeat=3)
+                t = host_time(fn, per=per) if on_gpu else per_call(fn, repeat=3)
                 host[lib] = min(host.get(lib, t), t)
                 sync()
                 t = per_call(fn, repeat=3) / per

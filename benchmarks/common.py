@@ -39,6 +39,40 @@ def table(rows, headers):
 # ---- device timing, shared by the bench_cuda_* scripts ----------------------------------
 
 
+_SPIN = r"""
+extern "C" __global__ void bench_spin(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); } while (now - start < ns);
+}
+"""
+_spin = []
+
+
+def host_time(fn, *, per=1, burst=200, rounds=60):
+    """Best seconds per call of fn() over `rounds` bursts of `burst` calls, each issued while
+    a spin kernel holds the GPU, so that no call waits for it (Note [Host cost behind a busy
+    GPU] in cpp/src/cuda/host_costs.cpp). The spin runs on the legacy default stream, which
+    xpuruntime, torch and CuPy use unless told otherwise. `per` divides (a call that runs
+    several ops)."""
+    import numpy as np
+    import xpuruntime as xrt
+
+    if not _spin:
+        _spin.append(xrt.RawKernel(_SPIN, "bench_spin"))
+    fn()
+    best = float("inf")
+    for _ in range(rounds):
+        xrt.cuda.synchronize()
+        _spin[0]((1,), (1,), (np.uint64(4_000_000),))  # 4 ms: more than a burst takes
+        start = time.perf_counter()
+        for _ in range(burst):
+            fn()
+        best = min(best, (time.perf_counter() - start) / burst)
+    xrt.cuda.synchronize()
+    return best / per
+
+
 def optional(module):
     """The module, or None when it is not installed (the peers are optional)."""
     import importlib
