@@ -157,13 +157,14 @@ Tensor import_through_exchange(const dl::ExchangeAPI& api, nb::handle obj) {
   dl::DLManagedTensorVersioned* managed = nullptr;
   if (api.managed_tensor_from_py_object_no_sync(obj.ptr(), &managed) != 0)
     throw nb::python_error();
-  Tensor t;
-  try {
-    t = dl::import_versioned(managed);
-  } catch (...) {
-    if (managed && managed->deleter) managed->deleter(managed);
-    throw;
-  }
+  Tensor t = [managed] {
+    try {
+      return dl::import_versioned(managed);
+    } catch (...) {
+      if (managed && managed->deleter) managed->deleter(managed);
+      throw;
+    }
+  }();
   if (t.device().type == DeviceType::CUDA && api.current_work_stream) {
     void* producer = nullptr;
     if (api.current_work_stream(dl::kDLCUDA, t.device().index, &producer) != 0)
@@ -384,14 +385,21 @@ nb::object call_producer(nb::handle obj, std::optional<int64_t> stream, std::opt
 }  // namespace
 
 Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy) {
+  // Note: the type is compared first, as nb::isinstance would look it up by its C++ type.
+  static PyTypeObject* const tensor_type =
+      reinterpret_cast<PyTypeObject*>(nb::type<Tensor>().ptr());
+  PyTypeObject* type = Py_TYPE(obj.ptr());
+  bool is_tensor = type == tensor_type || PyType_IsSubtype(type, tensor_type);
+  bool is_capsule = !is_tensor && PyCapsule_CheckExact(obj.ptr());
+  if (!is_tensor && !is_capsule && !device && !copy)
+    if (const dl::ExchangeAPI* api = exchange_api_of(obj))
+      return import_through_exchange(*api, obj);  // no device, no copy: nothing to finish
   Tensor t;
   bool producer_copied = false;
-  if (nb::isinstance<Tensor>(obj)) {
+  if (is_tensor) {
     t = nb::cast<const Tensor&>(obj);
-  } else if (PyCapsule_CheckExact(obj.ptr())) {
+  } else if (is_capsule) {
     t = import_capsule(obj);
-  } else if (const dl::ExchangeAPI* api = !device && !copy ? exchange_api_of(obj) : nullptr) {
-    return import_through_exchange(*api, obj);  // no device, no copy: nothing to finish
   } else {
     if (!PyObject_HasAttrString(obj.ptr(), "__dlpack__"))
       throw TypeError("from_dlpack: an object of type '" +

@@ -18,10 +18,17 @@ class Dims {
   explicit Dims(int n, int64_t value = 0) { resize(n, value); }
   Dims(std::initializer_list<int64_t> values) { assign(values.begin(), values.end()); }
   template <class It> Dims(It first, It last) { assign(first, last); }
-  Dims(const Dims& other) { assign(other.begin(), other.end()); }
+  // Note: an inline Dims is copied and moved whole (its fixed room, whatever its size): a
+  // copy the compiler inlines, where copying size_ elements called memmove.
+  Dims(const Dims& other) {
+    if (other.heap_) assign(other.begin(), other.end());
+    else copy_inline(other);
+  }
   Dims(Dims&& other) noexcept { *this = std::move(other); }
   Dims& operator=(const Dims& other) {
-    if (this != &other) assign(other.begin(), other.end());
+    if (this == &other) return *this;
+    if (other.heap_ || heap_) assign(other.begin(), other.end());
+    else copy_inline(other);
     return *this;
   }
   Dims& operator=(Dims&& other) noexcept {
@@ -33,7 +40,9 @@ class Dims {
       other.capacity_ = kInline;
       other.size_ = 0;
     } else {
-      assign(other.begin(), other.end());
+      heap_.reset();
+      capacity_ = kInline;
+      copy_inline(other);
     }
     return *this;
   }
@@ -76,6 +85,10 @@ class Dims {
   }
 
  private:
+  void copy_inline(const Dims& other) {
+    std::memcpy(inline_, other.inline_, sizeof inline_);
+    size_ = other.size_;
+  }
   template <class It> void assign(It first, It last) {
     int n = static_cast<int>(std::distance(first, last));
     size_ = 0;
@@ -92,7 +105,7 @@ class Dims {
     capacity_ = capacity;
   }
 
-  int64_t inline_[kInline];
+  int64_t inline_[kInline] = {};
   std::unique_ptr<int64_t[]> heap_;
   int size_ = 0;
   int capacity_ = kInline;

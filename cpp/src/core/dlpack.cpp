@@ -58,16 +58,17 @@ Tensor import_common(Managed* managed, bool readonly, void (*release)(void*, voi
                       " dimensions; at most 64 are supported");
   if (dl.ndim > 0 && !dl.shape) throw BufferError("DLPack tensor has no shape");
   Dims shape(dl.shape, dl.shape + dl.ndim);
-  for (int64_t d : shape)
+  bool empty = false;
+  for (int64_t d : shape) {
     if (d < 0) throw BufferError("DLPack tensor has a negative dimension");
-  int64_t numel = 0;
+    empty |= d == 0;
+  }
   try {
-    numel = shape_numel(shape);
-    shape_nbytes(shape, *dtype);
+    shape_nbytes(shape, *dtype);  // the element count and the bytes fit in int64
   } catch (const ValueError& e) {
     throw BufferError(std::string("DLPack tensor: ") + e.what());
   }
-  if (!dl.data && numel > 0)
+  if (!dl.data && !empty)
     throw BufferError("DLPack tensor of shape " + shape_str(shape) +
                       " has a null data pointer");
   Dims strides = dl.strides ? Dims(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
@@ -76,8 +77,6 @@ Tensor import_common(Managed* managed, bool readonly, void (*release)(void*, voi
   // The storage's size is the span the view reaches; it is informational, but a span past
   // the address space means the header is broken.
   int64_t span = 1, bytes = 0;
-  bool empty = false;
-  for (int64_t d : shape) empty |= d == 0;
   for (int i = 0; i < shape.size() && !empty; ++i) {
     if (shape[i] <= 1) continue;
     int64_t step = strides[i] < 0 ? -strides[i] : strides[i], reach = 0;
