@@ -24,7 +24,16 @@ class Dims {
     if (other.heap_) assign(other.begin(), other.end());
     else copy_inline(other);
   }
-  Dims(Dims&& other) noexcept { *this = std::move(other); }
+  Dims(Dims&& other) noexcept : size_(other.size_) {
+    if (other.heap_) {
+      heap_ = std::move(other.heap_);
+      capacity_ = other.capacity_;
+      other.capacity_ = kInline;
+      other.size_ = 0;
+    } else {
+      std::memcpy(inline_, other.inline_, sizeof inline_);
+    }
+  }
   Dims& operator=(const Dims& other) {
     if (this == &other) return *this;
     if (other.heap_ || heap_) assign(other.begin(), other.end());
