@@ -216,6 +216,20 @@ def test_launched_kernel_writes_into_a_tensor():
 
 
 @pytest.mark.cuda
+def test_host_costs_measure_every_piece():
+    """The benchmark's C++ rows: launches (cuLaunchKernelEx when the driver has it, as every
+    launch takes it), the allocator and whole adds, each a positive time."""
+    costs = _core._cuda._host_costs(200)
+    assert set(costs) >= {"launch_ns", "launch_args96_ns", "launch_extra_ns", "launch_ex_ns",
+                          "launch_loop_ns", "allocate_free_ns", "empty_ns", "add_inplace_ns",
+                          "add_ns"}
+    for name, ns in costs.items():
+        assert ns > 0 or (name == "launch_ex_ns" and ns == -1), (name, ns)
+    with pytest.raises(ValueError, match="positive"):
+        _core._cuda._host_costs(0)
+
+
+@pytest.mark.cuda
 def test_kernel_not_in_source_is_a_cuda_error():
     out = xrt.empty((4,), dtype=xrt.int64, device="cuda")
     with pytest.raises(xrt.CudaError, match="extern"):

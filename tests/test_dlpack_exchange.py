@@ -1,14 +1,21 @@
 """tests/test_dlpack_exchange.py: DLPack 1.3's C exchange API (__dlpack_c_exchange_api__):
 our Tensor type's table, called from C (here through ctypes), and from_dlpack consuming a
-producer's table (PyTorch's) without calling __dlpack__."""
+producer's table (PyTorch's, or any type's) without calling __dlpack__."""
 
 import ctypes
 
 import numpy as np
 import pytest
-
 import xpuruntime as xrt
-from dlpack_abi import DLManagedTensorVersioned, DLPackVersion, DLTensor, _get_pointer
+from dlpack_abi import (
+    OPAQUE,
+    DLManagedTensorVersioned,
+    DLPackVersion,
+    DLTensor,
+    HandMade,
+    _get_pointer,
+    _new,
+)
 
 PyObj = ctypes.c_void_p
 
@@ -117,3 +124,46 @@ def test_from_dlpack_consumes_torchs_table():
     assert float(np.asarray(x)[0, 0]) == 100
     # copy= and device= go through the Python protocol, which honours them
     assert xrt.from_dlpack(t, copy=True)._data_ptr() != t.data_ptr()
+
+
+Deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
+
+
+def producer_with_table(hand_made):
+    """An instance of a fresh type whose C exchange table hands out hand_made's managed
+    tensor (with a deleter that counts its calls): a producer that is neither torch nor us.
+    Returns (producer, deleter calls, what keeps the table alive)."""
+    calls = []
+    deleter = Deleter(lambda m: calls.append(1))
+    hand_made.struct.deleter = ctypes.cast(deleter, ctypes.c_void_p)
+
+    def from_py(obj, out):
+        out[0] = ctypes.pointer(hand_made.struct)
+        return 0
+
+    api = ExchangeAPI()
+    api.header.version = DLPackVersion(1, 3)
+    api.managed_tensor_from_py_object_no_sync = FromPy(from_py)
+    capsule = _new(ctypes.addressof(api), b"dlpack_exchange_api", None)
+    producer_type = type("Producer", (), {"__dlpack_c_exchange_api__": capsule})
+    return producer_type(), calls, (api, deleter, hand_made)
+
+
+def test_from_dlpack_consumes_any_producers_table():
+    src = np.arange(6, dtype=np.float32).reshape(2, 3)
+    producer, calls, _keep = producer_with_table(HandMade(src))
+    x = xrt.from_dlpack(producer)
+    assert x._data_ptr() == src.ctypes.data and x.shape == (2, 3)
+    assert calls == []
+    del x  # the storage's last view: the producer's deleter runs once
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("header", [{"dtype": (OPAQUE, 64, 1)}, {"ndim": -1}],
+                         ids=["dtype", "ndim"])
+def test_a_bad_tensor_from_a_producers_table_raises_and_is_released(header):
+    producer, calls, _keep = producer_with_table(
+        HandMade(np.arange(4, dtype=np.float32), **header))
+    with pytest.raises(BufferError):
+        xrt.from_dlpack(producer)
+    assert calls == [1]  # not leaked: handed back to its producer
