@@ -111,9 +111,10 @@ inline bool bool_arg(nb::handle o, const char* what) {
 }
 
 inline const Tensor& tensor_arg(nb::handle o, const char* what) {
-  if (!nb::isinstance<Tensor>(o))
+  const Tensor* t = tensor_of(o);
+  if (!t)
     throw TypeError(std::string(what) + " must be an xpuruntime Tensor, got " + type_name_of(o));
-  return nb::cast<const Tensor&>(o);
+  return *t;
 }
 
 /// A tuple or list of tensors.

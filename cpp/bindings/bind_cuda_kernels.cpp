@@ -57,7 +57,7 @@ void add_tensor(KernelArguments& out, const Tensor& t, int& device) {
 void add_argument(KernelArguments& out, nb::handle a, int& device,
                   std::vector<nb::object>& imported) {
   PyObject* p = a.ptr();
-  if (nb::isinstance<Tensor>(a)) return add_tensor(out, nb::cast<const Tensor&>(a), device);
+  if (const Tensor* t = tensor_of(a)) return add_tensor(out, *t, device);
   if (PyBool_Check(p)) {
     bool v = p == Py_True;
     return out.add_bytes(&v, sizeof v, alignof(bool));
@@ -169,8 +169,8 @@ nb::bytes layout_signature(nb::handle args) {
   Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
   for (Py_ssize_t i = 0; i < n; ++i) {
     nb::handle a = PyTuple_GET_ITEM(args.ptr(), i);
-    if (nb::isinstance<Tensor>(a)) {
-      const Tensor& t = nb::cast<const Tensor&>(a);
+    if (const Tensor* tensor = tensor_of(a)) {
+      const Tensor& t = *tensor;
       Device d = t.device();
       const uint8_t head[4] = {'T', static_cast<uint8_t>(t.dtype()),
                                static_cast<uint8_t>(d.type), static_cast<uint8_t>(t.readonly())};

@@ -385,11 +385,8 @@ nb::object call_producer(nb::handle obj, std::optional<int64_t> stream, std::opt
 }  // namespace
 
 Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy) {
-  // Note: the type is compared first, as nb::isinstance would look it up by its C++ type.
-  static PyTypeObject* const tensor_type =
-      reinterpret_cast<PyTypeObject*>(nb::type<Tensor>().ptr());
-  PyTypeObject* type = Py_TYPE(obj.ptr());
-  bool is_tensor = type == tensor_type || PyType_IsSubtype(type, tensor_type);
+  const Tensor* tensor = tensor_of(obj);  // Note [Tensor checks]
+  bool is_tensor = tensor != nullptr;
   bool is_capsule = !is_tensor && PyCapsule_CheckExact(obj.ptr());
   if (!is_tensor && !is_capsule && !device && !copy)
     if (const dl::ExchangeAPI* api = exchange_api_of(obj))
@@ -397,7 +394,7 @@ Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<b
   Tensor t;
   bool producer_copied = false;
   if (is_tensor) {
-    t = nb::cast<const Tensor&>(obj);
+    t = *tensor;
   } else if (is_capsule) {
     t = import_capsule(obj);
   } else {

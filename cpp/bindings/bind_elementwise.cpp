@@ -11,8 +11,8 @@
 namespace xrt::py {
 namespace {
 
-bool is_tensor(nb::handle h) { return nb::isinstance<Tensor>(h); }
-const Tensor& as_tensor(nb::handle h) { return nb::cast<const Tensor&>(h); }
+bool is_tensor(nb::handle h) { return tensor_of(h) != nullptr; }
+const Tensor& as_tensor(nb::handle h) { return *tensor_of(h); }  // after is_tensor
 
 std::string py_type_name(nb::handle h) { return nb::type_name(h.type()).c_str(); }
 
@@ -28,14 +28,15 @@ std::optional<Tensor> host_scalar(const Tensor& self, nb::handle other) {
 }
 
 Tensor binary_args(BinaryOp op, nb::handle x1, nb::handle x2) {
-  bool t1 = is_tensor(x1), t2 = is_tensor(x2);
-  if (t1 && t2) return binary(op, as_tensor(x1), as_tensor(x2));
+  const Tensor* t1 = tensor_of(x1);
+  const Tensor* t2 = tensor_of(x2);
+  if (t1 && t2) return binary(op, *t1, *t2);
   if (t1) {
-    if (std::optional<Tensor> rhs = host_scalar(as_tensor(x1), x2))
-      return binary_with_host_scalar(op, as_tensor(x1), *rhs);
+    if (std::optional<Tensor> rhs = host_scalar(*t1, x2))
+      return binary_with_host_scalar(op, *t1, *rhs);
   } else if (t2) {
-    if (std::optional<Tensor> lhs = host_scalar(as_tensor(x2), x1))
-      return binary_with_host_scalar(op, *lhs, as_tensor(x2));
+    if (std::optional<Tensor> lhs = host_scalar(*t2, x1))
+      return binary_with_host_scalar(op, *lhs, *t2);
   }
   throw TypeError(std::string(binary_info(op).name) +
                   ": expected arrays, or an array and a Python scalar (got " + py_type_name(x1) +
@@ -146,7 +147,7 @@ void bind_elementwise(nb::module_& m) {
     BinaryOp op = row.op;
     nb::cpp_function_def(
         [op](const Tensor& self, nb::handle other) -> nb::object {
-          if (is_tensor(other)) return nb::cast(binary(op, self, as_tensor(other)));
+          if (const Tensor* t = tensor_of(other)) return nb::cast(binary(op, self, *t));
           std::optional<Tensor> rhs = host_scalar(self, other);
           if (!rhs) return not_implemented();
           return nb::cast(binary_with_host_scalar(op, self, *rhs));
@@ -156,7 +157,7 @@ void bind_elementwise(nb::module_& m) {
     if (row.reflected)
       nb::cpp_function_def(
           [op](const Tensor& self, nb::handle other) -> nb::object {
-            if (is_tensor(other)) return nb::cast(binary(op, as_tensor(other), self));
+            if (const Tensor* t = tensor_of(other)) return nb::cast(binary(op, *t, self));
             std::optional<Tensor> lhs = host_scalar(self, other);
             if (!lhs) return not_implemented();
             return nb::cast(binary_with_host_scalar(op, *lhs, self));
@@ -167,8 +168,8 @@ void bind_elementwise(nb::module_& m) {
       nb::cpp_function_def(
           [op](nb::handle self, nb::handle other) -> nb::object {
             Tensor& t = nb::cast<Tensor&>(self);
-            if (is_tensor(other)) {
-              binary_inplace(op, t, as_tensor(other));
+            if (const Tensor* o = tensor_of(other)) {
+              binary_inplace(op, t, *o);
               return nb::borrow(self);
             }
             std::optional<Tensor> rhs = host_scalar(t, other);

@@ -42,7 +42,7 @@ Stream copy_stream(nb::handle stream, Device device) {
 }  // namespace
 
 std::optional<Tensor> operand(const Tensor& self, nb::handle other) {
-  if (nb::isinstance<Tensor>(other)) return nb::cast<const Tensor&>(other);
+  if (const Tensor* t = tensor_of(other)) return *t;
   std::optional<Scalar> s = operand_scalar(other);
   if (!s) return std::nullopt;
   DType dtype = scalar_result_type(self.dtype(), s->kind);

@@ -14,6 +14,17 @@ namespace nb = nanobind;
 
 namespace xrt::py {
 
+/// The Tensor that h holds, or nullptr when h is not a Tensor (or one never initialised).
+/// Note [Tensor checks]: the type is compared by pointer, then its subclasses through the
+/// MRO. nb::isinstance<Tensor> looks the type up by its C++ type_info on every call, and
+/// `a + b` asked four times (is it a tensor, then the cast, per operand).
+inline Tensor* tensor_of(nb::handle h) {
+  static PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(nb::type<Tensor>().ptr());
+  PyTypeObject* type = Py_TYPE(h.ptr());
+  if (type != tensor_type && !PyType_IsSubtype(type, tensor_type)) return nullptr;
+  return nb::inst_ready(h) ? nb::inst_ptr<Tensor>(h) : nullptr;
+}
+
 /// The Python face of a DType: one immortal instance per dtype.
 struct PyDType { DType value; };
 

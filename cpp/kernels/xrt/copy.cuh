@@ -36,6 +36,7 @@ __device__ __forceinline__ void copy_contiguous(To* __restrict__ out,
   const U threads = U(gridDim.x) * blockDim.x;
   if (aligned_to(in, alignof(InVec)) && aligned_to(out, alignof(OutVec))) {
     const U tiles = n / N;
+#pragma unroll 1  // Note [Grid-stride loops stay rolled] (elementwise.cuh)
     for (U t = thread; t < tiles; t += threads) {
       InVec a = reinterpret_cast<const InVec*>(in)[t];
       OutVec b;
@@ -47,6 +48,7 @@ __device__ __forceinline__ void copy_contiguous(To* __restrict__ out,
     if (i < n) out[i] = cast_value<To>(in[i]);
     return;
   }
+#pragma unroll 1  // Note [Grid-stride loops stay rolled] (elementwise.cuh)
   for (U base = U(blockIdx.x) * blockDim.x * N + threadIdx.x; base < n; base += threads * N) {
     From a[N];
 #pragma unroll
@@ -68,6 +70,7 @@ __device__ __forceinline__ void copy_strided(char* __restrict__ out, const char*
                                              const StridedLayout<ND, 2>& layout, U n) {
   constexpr int N = kCopyUnroll;
   const U threads = U(gridDim.x) * blockDim.x;
+#pragma unroll 1  // Note [Grid-stride loops stay rolled] (elementwise.cuh)
   for (U base = U(blockIdx.x) * blockDim.x * N + threadIdx.x; base < n; base += threads * N) {
     From a[N];
     S offset[N][2];
@@ -90,6 +93,7 @@ __device__ __forceinline__ void copy_strided(char* __restrict__ out, const char*
 template <class T, class U>
 __device__ __forceinline__ void fill_contiguous(T* out, T value, U n) {
   const U stride = U(gridDim.x) * blockDim.x * kCopyUnroll;
+#pragma unroll 1  // Note [Grid-stride loops stay rolled] (elementwise.cuh)
   for (U base = U(blockIdx.x) * blockDim.x * kCopyUnroll + threadIdx.x; base < n;
        base += stride) {
 #pragma unroll
@@ -104,6 +108,7 @@ template <class T, int ND, class U, class S>
 __device__ __forceinline__ void fill_strided(char* out, T value,
                                              const StridedLayout<ND, 1>& layout, U n) {
   const U stride = U(gridDim.x) * blockDim.x;
+#pragma unroll 1  // Note [Grid-stride loops stay rolled] (elementwise.cuh)
   for (U i = U(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     S offset[1];
     layout.offsets(i, offset);

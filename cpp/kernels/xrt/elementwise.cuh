@@ -10,6 +10,14 @@
 //    loops over the array.
 //  - strided: any byte strides (broadcast, transposed, negative), over ND dimensions
 //    collapsed by the host; I is the index type (32-bit where everything fits).
+//
+// Note [Grid-stride loops stay rolled]: the host sizes the grid to cover the array (Note
+// [Elementwise launches]), so a thread's loop runs once unless the array passes 2^31 blocks.
+// Left to itself, the compiler unrolls the loop four times with a remainder, which tripled
+// the dense add's machine code (7,680 bytes against 2,304 rolled) for iterations that never
+// come. Code size is time on the GPU when kernels are tiny: the multiprocessor fetches it
+// first. In a CUDA graph of 100 adds of 16 floats (H200), the unrolled kernel took 1.16 us a
+// launch and the rolled one 0.91 (torch's add 0.90; an add of one `if` and no loop 0.81).
 #pragma once
 #include "xrt/elementwise_ops.cuh"
 
@@ -128,6 +136,8 @@ __device__ __forceinline__ void dense_kernel(const DenseArgs<4>& a) {
   Vector<Out, VEC>* out = reinterpret_cast<Vector<Out, VEC>*>(a.ptr[0]);
   const i64 steps = a.n / VEC;
   const i64 block_steps = i64(blockDim.x) * UNROLL;
+  // Note [Grid-stride loops stay rolled].
+#pragma unroll 1
   for (i64 first = i64(blockIdx.x) * block_steps + threadIdx.x; first < steps;
        first += i64(gridDim.x) * block_steps) {
     // All loads first, then all stores: UNROLL vectors in flight per operand.
@@ -205,6 +215,7 @@ template <class Fn, int ND, class I>
 __device__ __forceinline__ void strided_kernel(const StridedArgs<ND>& a) {
   using S = conditional_t<sizeof(I) == 4, int, i64>;  // signed offsets (strides may be < 0)
   const I n = I(a.n);
+#pragma unroll 1  // Note [Grid-stride loops stay rolled]
   for (I linear = I(blockIdx.x) * blockDim.x + threadIdx.x; linear < n;
        linear += I(gridDim.x) * blockDim.x) {
     S offset[4] = {0, 0, 0, 0};
@@ -238,6 +249,7 @@ __device__ __forceinline__ void rows_kernel(const StridedArgs<2>& a) {
   using In2 = typename Fn::In2;
   const I cols = I(a.size[1] / VEC);
   const I total = I(a.size[0]) * cols;
+#pragma unroll 1  // Note [Grid-stride loops stay rolled]
   for (I t = I(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
        t += I(gridDim.x) * blockDim.x) {
     const I r = t / cols;
