@@ -174,3 +174,25 @@ def test_complex_parts_add_independently(name):
     a = np.array([1 + 2j, -3.5 + 0j, 1e30 - 1e-30j], dtype=name)
     b = np.array([2 - 2j, 0 + 1j, -1e30 + 1e-30j], dtype=name)
     assert_tensor_equal(xrt.asarray(a) + xrt.asarray(b), a + b)
+
+
+@pytest.mark.parametrize("name", ["int8", "uint8", "int64", "float32", "complex128", "bool"])
+def test_a_python_scalar_operand_is_not_an_op_of_its_own(name):
+    # Note [Scalar operands]: the scalar's 0-d host tensor is stored directly, so explain()
+    # lists the add alone, where it listed a fill before it.
+    scalar = {"bool": True, "complex128": 1 - 2j}.get(name, 3)
+    op = xrt.logical_or if name == "bool" else xrt.add
+    x = xrt.asarray(np.ones(4, dtype=name))
+    with xrt.explain() as log:
+        y = op(x, scalar)
+    assert [r.op for r in log.records] == [op.__name__]
+    expected = np.logical_or(np.ones(4, dtype=name), scalar) if name == "bool" else \
+        np.ones(4, dtype=name) + np.asarray(scalar, dtype=name)
+    assert_tensor_equal(y, expected)
+
+
+def test_an_integer_scalar_that_does_not_fit_is_refused():
+    with pytest.raises(OverflowError, match="256"):
+        xrt.asarray([1], dtype=xrt.uint8) + 256
+    with pytest.raises(OverflowError):
+        xrt.asarray([1], dtype=xrt.int8) - 129

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "core/host/dtype_dispatch.h"
 #include "xpuruntime/dispatcher.h"
 #include "xpuruntime/errors.h"
 
@@ -137,8 +138,20 @@ void check_writable(const Tensor& x) {
                      "access); copy it to write");
 }
 
+// Note [Scalar operands]: a Python scalar next to an array becomes a 0-d tensor, on the host
+// for the elementwise ops (Note [Host scalars] in xpuruntime/elementwise.h). There its value
+// is stored here rather than by the fill op: converting an argument is not an op of the
+// user's program, so it pays no dispatch, and explain() and the profiler do not list a fill
+// the user never wrote for `x + 1.0`. A scalar for a device is filled there by the op.
 Tensor scalar_tensor(const Scalar& value, DType dtype, Device device) {
-  return full(Dims{}, value, dtype, device);
+  if (!device.is_cpu()) return full(Dims{}, value, dtype, device);
+  check_fits(value, dtype);
+  Tensor out = empty(Dims{}, dtype, device);
+  host::visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *reinterpret_cast<T*>(out.data()) = value.to<T>();
+  });
+  return out;
 }
 
 }  // namespace xrt
