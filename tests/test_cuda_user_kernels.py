@@ -299,6 +299,34 @@ def test_elementwise_replays_convert_scalars_and_refuse_read_only_outputs():
             k(x, 2.0, ro)
 
 
+
+def test_elementwise_replays_raw_and_several_outputs_on_any_stream():
+    # Note [Replaying a user kernel call]: the first call records, the next ones replay
+    # from C++ (_cuda._Replay), allocating both outputs and packing the raw one.
+    k = xrt.ElementwiseKernel("T x", "T y, raw T z", "y = x + 1; z[i] = x * 2", "ew_two_out")
+    a = np.arange(12.0).reshape(3, 4)
+    x = dev(a)
+    stream = xrt.cuda.Stream("cuda:0")
+    for s in (None, None, stream, stream):
+        y, z = k(x, stream=s)
+        if s is not None:
+            s.synchronize()
+        np.testing.assert_array_equal(to_numpy(y), a + 1)
+        np.testing.assert_array_equal(to_numpy(z), a * 2)
+    assert [type(r) for r in k._recipes.values()] == [xrt._core._cuda._Replay]
+    with pytest.raises(TypeError, match="stream"):
+        k(x, stream=3.5)
+
+
+def test_reduction_replay_returns_fresh_outputs():
+    k = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rk_fresh")
+    x = dev(np.ones((8, 16)))
+    first, second = k(x, axis=1), k(x, axis=1)
+    assert first is not second and first._data_ptr() != second._data_ptr()
+    np.testing.assert_array_equal(to_numpy(first), np.full(8, 16.0))
+    np.testing.assert_array_equal(to_numpy(second), np.full(8, 16.0))
+
+
 # ---- the registry ------------------------------------------------------------------------
 
 

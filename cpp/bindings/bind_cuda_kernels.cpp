@@ -122,36 +122,50 @@ void add_argument(KernelArguments& out, nb::handle a, int& device,
                   "NumPy scalar, bool, int, float or complex; got " + type_name_of(a));
 }
 
+/// The stream a launch goes to: stream (an xpuruntime Stream) or, for None, the current
+/// stream of the arguments' device (device < 0: no tensor argument, the current device).
+Stream launch_stream(nb::handle stream, int device) {
+  if (stream.is_none()) {
+    if (device < 0) device = cuda::current_device();
+    return current_stream(Device{DeviceType::CUDA, static_cast<int16_t>(device)});
+  }
+  if (!nb::isinstance<Stream>(stream))
+    throw TypeError("stream must be an xpuruntime Stream or None, got " + type_name_of(stream));
+  const Stream& s = nb::cast<const Stream&>(stream);
+  if (device >= 0 && s.device().index != device)
+    throw ValueError("the stream is on " + s.device().str() +
+                     ", the kernel's arguments on cuda:" + std::to_string(device));
+  return s;
+}
+
+void launch_packed(UserKernel& kernel, cuda::Dim3 grid, cuda::Dim3 block, size_t shared_bytes,
+                   nb::handle stream, int device, KernelArguments& buffer) {
+  Stream s = launch_stream(stream, device);
+  if (!kernel.compiled(s.device().index)) {
+    nb::gil_scoped_release release;  // NVRTC may take seconds
+    kernel.function(s.device());
+  }
+  kernel.launch(grid, block, shared_bytes, s, buffer);
+}
+
+KernelArguments& argument_buffer() {
+  static thread_local KernelArguments buffer;
+  buffer.clear();
+  return buffer;
+}
+
 void launch(UserKernel& kernel, nb::handle grid, nb::handle block, nb::handle args,
             size_t shared_bytes, nb::handle stream) {
-  static thread_local KernelArguments buffer;
   cuda::Dim3 g = dim3_of(grid, "grid"), b = dim3_of(block, "block");
   if (!is_tuple_or_list(args))
     throw TypeError("kernel arguments must be a tuple or list, got " + type_name_of(args));
-  buffer.clear();
+  KernelArguments& buffer = argument_buffer();
   int device = -1;
   std::vector<nb::object> imported;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(args.ptr());
   PyObject** items = PySequence_Fast_ITEMS(args.ptr());
   for (Py_ssize_t i = 0; i < n; ++i) add_argument(buffer, items[i], device, imported);
-  Stream s;
-  if (stream.is_none()) {
-    if (device < 0) device = cuda::current_device();
-    s = current_stream(Device{DeviceType::CUDA, static_cast<int16_t>(device)});
-  } else {
-    if (!nb::isinstance<Stream>(stream))
-      throw TypeError("stream must be an xpuruntime Stream or None, got " +
-                      type_name_of(stream));
-    s = nb::cast<const Stream&>(stream);
-    if (device >= 0 && s.device().index != device)
-      throw ValueError("the stream is on " + s.device().str() +
-                       ", the kernel's arguments on cuda:" + std::to_string(device));
-  }
-  if (!kernel.compiled(s.device().index)) {
-    nb::gil_scoped_release release;  // NVRTC may take seconds
-    kernel.function(s.device());
-  }
-  kernel.launch(g, b, shared_bytes, s, buffer);
+  launch_packed(kernel, g, b, shared_bytes, stream, device, buffer);
 }
 
 /// Note [Replaying a user kernel call]: ElementwiseKernel and ReductionKernel keep, per
@@ -190,6 +204,89 @@ nb::bytes layout_signature(nb::handle args) {
   return nb::bytes(key.data(), key.size());
 }
 
+/// A recorded call of an ElementwiseKernel or ReductionKernel (Note [Replaying a user kernel
+/// call]), replayed without Python in between: per argument, None (passed as it is) or the
+/// function that converts it; the outputs to allocate, each passed as the tensor or, when
+/// raw, through pack (its CArray bytes); the arguments after them (layouts, sizes); the
+/// launch shape. A call returns the allocated outputs, a tuple.
+class Replay {
+ public:
+  struct Output {
+    Dims shape;
+    DType dtype;
+    Device device;
+    bool raw;
+  };
+
+  Replay(nb::object kernel, nb::handle grid, nb::handle block, nb::sequence converts,
+         nb::sequence outputs, nb::sequence tail, nb::object pack)
+      : kernel_owner_(std::move(kernel)), kernel_(&nb::cast<UserKernel&>(kernel_owner_)),
+        grid_(dim3_of(grid, "grid")), block_(dim3_of(block, "block")), pack_(std::move(pack)) {
+    for (nb::handle c : converts) converts_.push_back(nb::borrow(c));
+    for (nb::handle o : outputs) {
+      auto spec = nb::cast<nb::tuple>(o);
+      if (nb::len(spec) != 4) throw ValueError("an output is (shape, dtype, device, raw)");
+      std::optional<Device> device = optional_device_arg(spec[2]);
+      if (!device) throw ValueError("an output needs a device");
+      outputs_.push_back({shape_of(spec[0]), dtype_arg(spec[1]), *device,
+                          nb::cast<bool>(spec[3])});
+    }
+    for (nb::handle t : tail) tail_.push_back(nb::borrow(t));
+  }
+
+  nb::tuple call(nb::handle args, nb::handle stream) {
+    if (!PyTuple_Check(args.ptr()))
+      throw TypeError("the arguments must be a tuple, got " + type_name_of(args));
+    Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
+    if (static_cast<size_t>(n) != converts_.size())
+      throw TypeError("this call was recorded with " + std::to_string(converts_.size()) +
+                      " arguments, got " + std::to_string(n));
+    KernelArguments& buffer = argument_buffer();
+    int device = -1;
+    std::vector<nb::object> imported;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      nb::handle a = PyTuple_GET_ITEM(args.ptr(), i);
+      const nb::object& convert = converts_[static_cast<size_t>(i)];
+      if (convert.is_none()) {
+        add_argument(buffer, a, device, imported);
+      } else {
+        imported.push_back(convert(a));
+        add_argument(buffer, imported.back(), device, imported);
+      }
+    }
+    nb::tuple made = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(outputs_.size())));
+    for (size_t k = 0; k < outputs_.size(); ++k) {
+      const Output& o = outputs_[k];
+      nb::object t = nb::cast(empty(o.shape, o.dtype, o.device));
+      PyTuple_SET_ITEM(made.ptr(), static_cast<Py_ssize_t>(k), t.inc_ref().ptr());
+      if (o.raw) {
+        imported.push_back(pack_(t));
+        add_argument(buffer, imported.back(), device, imported);
+      } else {
+        add_tensor(buffer, *tensor_of(t), device);
+      }
+    }
+    for (const nb::object& t : tail_) add_argument(buffer, t, device, imported);
+    launch_packed(*kernel_, grid_, block_, 0, stream, device, buffer);
+    return made;
+  }
+
+ private:
+  static Dims shape_of(nb::handle shape) {
+    Dims d;
+    for (nb::handle e : shape) d.push_back(int_arg(e, "an output's shape"));
+    return d;
+  }
+
+  nb::object kernel_owner_;
+  UserKernel* kernel_;
+  cuda::Dim3 grid_, block_;
+  nb::object pack_;
+  std::vector<nb::object> converts_;
+  std::vector<Output> outputs_;
+  std::vector<nb::object> tail_;
+};
+
 }  // namespace
 
 void bind_cuda_kernels(nb::module_& m) {
@@ -214,6 +311,15 @@ void bind_cuda_kernels(nb::module_& m) {
       .def("launch", &launch, nb::arg("grid"), nb::arg("block"), nb::arg("args"),
            nb::arg("shared_mem") = 0, nb::arg("stream").none() = nb::none(),
            "Launches on stream (None: the current stream of the arguments' device).");
+  nb::class_<Replay>(m, "_Replay",
+                     "A recorded user kernel call, replayed from C++ (Note [Replaying a user "
+                     "kernel call]).")
+      .def(nb::init<nb::object, nb::handle, nb::handle, nb::sequence, nb::sequence,
+                    nb::sequence, nb::object>(),
+           nb::arg("kernel"), nb::arg("grid"), nb::arg("block"), nb::arg("converts"),
+           nb::arg("outputs"), nb::arg("tail"), nb::arg("pack").none())
+      .def("__call__", &Replay::call, nb::arg("args"), nb::arg("stream").none(),
+           "Converts and packs args, allocates the outputs, launches; returns the outputs.");
   m.def("_layout_signature", &layout_signature, nb::arg("args"),
         "A call's argument layout as bytes (Note [Replaying a user kernel call]).");
   m.def("_lowered_names", [](std::string source, std::vector<std::string> options,

@@ -216,6 +216,9 @@ class ElementwiseKernel:
             f"{PRELUDE}\n{self.preamble}\n"
             f'extern "C" __global__ void {self.name}({", ".join(signature)}) {{\n'
             f"{typedefs}  const CIndexer _ind{{_n}};\n  {self.loop_prep};\n"
+            # The grid covers the array: the loop runs once, and unrolled it only makes the
+            # kernel bigger (Note [Grid-stride loops stay rolled] in elementwise.cuh).
+            f"#pragma unroll 1\n"
             f"  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < _n;\n"
             f"       i += (long long)blockDim.x * gridDim.x) {{\n"
             f"{unravel}" + "\n".join(body) + "\n"
@@ -226,37 +229,24 @@ class ElementwiseKernel:
     def __call__(self, *args, size=None, block_size=None, stream=None):
         # Note [Replaying a user kernel call]: a call whose arguments have the layout of an
         # earlier one (dtypes, shapes, strides, devices, read-only flags, scalar types)
-        # replays that call's recipe: no type inference, broadcasting or plan lookup, only
-        # scalar conversion, output allocation and packing.
+        # replays it from C++ (_cuda._Replay): no type inference, broadcasting or plan
+        # lookup, only scalar conversion, output allocation, packing and the launch.
         key = (_cuda._layout_signature(args), size, block_size)
-        recipe = self._recipes.get(key)
-        if recipe is None:
-            plan, call, outs = self._prepare(args, size)
-            if all(type(a) is Tensor or type(a) in _SCALARS or isinstance(a, np.generic)
-                   for a in args):
-                self._recipes[key] = recipe = self._recipe(plan, args, outs, block_size)
-            else:
-                recipe = (plan, None, None, None, self._grid(plan, block_size))
-        else:
-            plan, converts, out_specs, raw_outs, _ = recipe
-            call = list(args)
-            for i, convert in converts:
-                call[i] = convert(call[i])
-            if out_specs is None:
-                outs = args[self.nin:]
-            else:
-                outs = [_core.empty(shape, dtype=dtype, device=device)
-                        for shape, dtype, device in out_specs]
-                call += [pack_carray(o) if raw else o for o, raw in zip(outs, raw_outs)]
-            call.append(plan.layout)
-            call.append(plan.size)
-        if plan.size:
-            if stream is not None:
-                from ._raw import as_stream
+        replay = self._recipes.get(key)
+        if stream is not None:
+            from ._raw import as_stream
 
-                stream = as_stream(stream)
-            grid, block = recipe[4]
-            plan.kernel.launch(grid, block, call, 0, stream)
+            stream = as_stream(stream)
+        if replay is not None:
+            outs = replay(args, stream) or args[self.nin:]
+        else:
+            plan, call, outs = self._prepare(args, size)
+            grid, block = self._grid(plan, block_size)
+            if plan.size:
+                plan.kernel.launch(grid, block, call, 0, stream)
+                if all(type(a) is Tensor or type(a) in _SCALARS or isinstance(a, np.generic)
+                       for a in args):
+                    self._recipes[key] = self._replay(plan, args, outs, (grid, block))
         if self.no_return:
             return None
         if len(outs) == 1 and not self.return_tuple:
@@ -268,23 +258,23 @@ class ElementwiseKernel:
         block = block_size or _DEFAULT_BLOCK
         return min((plan.size + block - 1) // block, 2**31 - 1), block
 
-    def _recipe(self, plan, args, outs, block_size):
-        """How to replay a call with arguments laid out like args: the (index, function)
-        pairs that convert its scalars and pack its raw arrays, the outputs to allocate
-        (None when they were passed) and which of them are raw, and the launch shape."""
+    def _replay(self, plan, args, outs, launch):
+        """The C++ replay of a call laid out like args: per argument None (passed as it is)
+        or its conversion (a scalar to its parameter's type, a raw array to its CArray);
+        the outputs to allocate when none were passed; then the layout and the size."""
         params = self.in_params + self.out_params
         converts = []
-        for i, (p, a, t) in enumerate(zip(params, args, plan.types)):
+        for p, a, t in zip(params, args, plan.types):
             if type(a) is Tensor:
-                if p.raw:
-                    converts.append((i, pack_carray))
+                converts.append(pack_carray if p.raw else None)
             else:
-                converts.append((i, lambda v, t=t: scalar_value(v, t)))
-        out_specs = raw_outs = None
+                converts.append(lambda v, t=t: scalar_value(v, t))
+        outputs = []
         if len(args) == self.nin:
-            out_specs = [(o.shape, o.dtype, o.device) for o in outs]
-            raw_outs = [p.raw for p in self.out_params]
-        return plan, tuple(converts), out_specs, raw_outs, self._grid(plan, block_size)
+            outputs = [(o.shape, o.dtype, o.device, p.raw)
+                       for o, p in zip(outs, self.out_params)]
+        return _cuda._Replay(plan.kernel, launch[0], launch[1], converts, outputs,
+                             (plan.layout, plan.size), pack_carray)
 
     def __repr__(self):
         return f"<xpuruntime.ElementwiseKernel {self.name}>"

@@ -250,7 +250,7 @@ class ReductionKernel:
             me = f"threadIdx.y * {_COLS} + threadIdx.x"
             combine = combine.format(lane="threadIdx.y", me=me,
                                      other=f"(threadIdx.y + _s) * {_COLS} + threadIdx.x")
-            outer = (f"  for (long long _g = blockIdx.x; _g * {_COLS} < _n_out; "
+            outer = (f"#pragma unroll 1\n  for (long long _g = blockIdx.x; _g * {_COLS} < _n_out; "
                      f"_g += gridDim.x) {{\n"
                      f"    const long long _j = _g * {_COLS} + threadIdx.x;\n"
                      f"    const bool _live = _j < _n_out;\n")
@@ -261,7 +261,8 @@ class ReductionKernel:
             threads = _BLOCK
             me = "threadIdx.x"
             combine = combine.format(lane="threadIdx.x", me=me, other="threadIdx.x + _s")
-            outer = ("  for (long long _j = blockIdx.x; _j < _n_out; _j += gridDim.x) {\n"
+            outer = ("#pragma unroll 1\n"  # the grid covers the outputs: one pass
+                     "  for (long long _j = blockIdx.x; _j < _n_out; _j += gridDim.x) {\n"
                      "    const bool _live = true;\n")
             first, step, halves = "threadIdx.x", _BLOCK, _BLOCK // 2
             live = ""
@@ -292,27 +293,24 @@ class ReductionKernel:
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
         # Note [Replaying a user kernel call] (in the bindings), as ElementwiseKernel does.
         key = self._replay_key(args, out, axis, keepdims)
-        recipe = self._recipes.get(key) if key is not None else None
-        if recipe is None:
-            plan, call, out = self._prepare(args, out, axis, keepdims)
-            if key is not None and all(type(a) is Tensor or type(a) in _SCALARS
-                                       or isinstance(a, np.generic) for a in args):
-                self._recipes[key] = self._recipe(plan, args, out if key[1] else None)
-        else:
-            plan, kinds, out_spec = recipe
-            call = [a if kind is None else kind(a) for kind, a in zip(kinds, args)]
-            if out_spec is not None:
-                shape, dtype, device = out_spec
-                out = _core.empty(shape, dtype=dtype, device=device)
-            call += [out, plan.layout_out, plan.layout_reduce, plan.nout, plan.nreduce]
+        replay = self._recipes.get(key) if key is not None else None
+        if stream is not None:
+            from ._raw import as_stream
+
+            stream = as_stream(stream)
+        if replay is not None:
+            if out is None:
+                return replay(args, stream)[0]
+            replay((*args, out), stream)
+            return out
+        plan, call, out = self._prepare(args, out, axis, keepdims)
         if plan.nout:
             if self.identity is None and plan.nreduce == 0:
                 raise ValueError(f"{self.name}: an empty reduction needs an identity")
-            if stream is not None:
-                from ._raw import as_stream
-
-                stream = as_stream(stream)
             plan.kernel.launch(plan.grid, plan.block, call, 0, stream)
+            if key is not None and all(type(a) is Tensor or type(a) in _SCALARS
+                                       or isinstance(a, np.generic) for a in args):
+                self._recipes[key] = self._replay(plan, args, out if key[1] else None)
         return out
 
     @staticmethod
@@ -328,12 +326,20 @@ class ReductionKernel:
             return None
         return _cuda._layout_signature((*args, out)), False, axis, bool(keepdims)
 
-    def _recipe(self, plan, args, out):
-        """How to replay a call laid out like args: per input None (pass it) or the function
-        that converts its scalar; the output to allocate (out: None when it was passed)."""
-        kinds = [None if type(a) is Tensor else (lambda v, t=t: scalar_value(v, t))
-                 for a, t in zip(args, plan.types)]
-        return plan, kinds, None if out is None else (out.shape, out.dtype, out.device)
+    def _replay(self, plan, args, out):
+        """The C++ replay of a call laid out like args: per input None (passed as it is) or
+        its scalar's conversion; the output to allocate (out: None when it was passed, and
+        then it comes last in the arguments); the layouts and sizes."""
+        converts = [None if type(a) is Tensor else (lambda v, t=t: scalar_value(v, t))
+                    for a, t in zip(args, plan.types)]
+        outputs = []
+        if out is None:
+            converts.append(None)
+        else:
+            outputs = [(out.shape, out.dtype, out.device, False)]
+        return _cuda._Replay(plan.kernel, plan.grid, plan.block, converts, outputs,
+                             (plan.layout_out, plan.layout_reduce, plan.nout, plan.nreduce),
+                             None)
 
     def __repr__(self):
         return f"<xpuruntime.ReductionKernel {self.name}>"
