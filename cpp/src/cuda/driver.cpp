@@ -1,6 +1,8 @@
 // cpp/src/cuda/driver.cpp: resolves the driver table from the libcuda the probe opened.
 #include "cuda/driver.h"
 
+#include <atomic>
+
 #include <dlfcn.h>
 
 #include "xpuruntime/cuda_loader.h"
@@ -41,9 +43,13 @@ DriverApi load() {
 }  // namespace
 
 const DriverApi& driver() {
+  // Every launch and driver call comes here: once loaded, one atomic load and a return.
+  static std::atomic<const DriverApi*> loaded{nullptr};
+  if (const DriverApi* api = loaded.load(std::memory_order_acquire)) return *api;
   status();  // finds libcuda outside this one-time initialisation: Note [Finding libraries]
   // A failed load throws on every call (static initialisation is retried after a throw).
   static const DriverApi api = load();
+  loaded.store(&api, std::memory_order_release);
   return api;
 }
 
