@@ -363,3 +363,14 @@ def test_reduction_every_accumulator_type_compiles(nvrtc, dtype):
     k = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rsum_any")
     plan, _, _ = k._prepare((xrt.zeros((3, 4), dtype=getattr(xrt, dtype)),), None, 1, False)
     assert compiles(plan.source, "rsum_any", k.options)
+
+
+def test_only_tensors_and_scalars_are_recorded_for_replay():
+    # Note [Replaying a user kernel call]: the layout signature pins down how these convert;
+    # anything else (a list, a DLPack array of another library) takes the long path each time.
+    from xpuruntime.kernels._layout import replayable
+
+    x = xrt.ones((2, 3))
+    assert replayable((x, 2.0, 3, True, 1j, np.float32(2), np.int8(1)))
+    assert not replayable((x, [1.0]))
+    assert not replayable((np.ones(3),))

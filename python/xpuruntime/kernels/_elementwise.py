@@ -13,8 +13,6 @@ Beyond CuPy: every operand may have any strides (CuPy's raw arrays ignore them; 
 arrays index through their strides, and non-raw ones through the broadcast layout).
 """
 
-import numpy as np
-
 from .. import _core
 from .._core import Tensor, _cuda
 from ._layout import (
@@ -27,6 +25,7 @@ from ._layout import (
     merge_dims,
     pack_carray,
     pack_layout,
+    replayable,
     scalar_value,
     to_array_or_scalar,
 )
@@ -34,7 +33,6 @@ from ._params import C_TYPES, check_unique, decide_types, parse_params
 from ._raw import check_backend, nvrtc_options
 
 _DEFAULT_BLOCK = 128  # CuPy's
-_SCALARS = (bool, int, float, complex)
 
 
 class _Plan:
@@ -244,8 +242,7 @@ class ElementwiseKernel:
             grid, block = self._grid(plan, block_size)
             if plan.size:
                 plan.kernel.launch(grid, block, call, 0, stream)
-                if all(type(a) is Tensor or type(a) in _SCALARS or isinstance(a, np.generic)
-                       for a in args):
+                if replayable(args):
                     self._recipes[key] = self._replay(plan, args, outs, (grid, block))
         if self.no_return:
             return None

@@ -166,5 +166,16 @@ def scalar_value(value, dtype_name):
     return np.dtype(dtype_name).type(value)
 
 
+_SCALARS = (bool, int, float, complex)
+
+
+def replayable(args):
+    """Whether a call with these arguments may be recorded for replay (Note [Replaying a
+    user kernel call]): Tensors, Python scalars and NumPy scalars only, the kinds whose
+    layout signature pins down how they convert."""
+    return all(type(a) is Tensor or type(a) in _SCALARS or isinstance(a, np.generic)
+               for a in args)
+
+
 def dtype_name(t):
     return t.dtype.name

@@ -36,6 +36,7 @@ from ._layout import (
     dtype_name,
     merge_dims,
     pack_layout,
+    replayable,
     scalar_value,
     to_array_or_scalar,
 )
@@ -44,7 +45,6 @@ from ._raw import check_backend, nvrtc_options
 
 _BLOCK = 256  # rows: threads per output
 _COLS = 32  # columns: outputs per block, and threads per output
-_SCALARS = (bool, int, float, complex)
 
 
 def _axes(axis, ndim):
@@ -308,8 +308,7 @@ class ReductionKernel:
             if self.identity is None and plan.nreduce == 0:
                 raise ValueError(f"{self.name}: an empty reduction needs an identity")
             plan.kernel.launch(plan.grid, plan.block, call, 0, stream)
-            if key is not None and all(type(a) is Tensor or type(a) in _SCALARS
-                                       or isinstance(a, np.generic) for a in args):
+            if key is not None and replayable(args):
                 self._recipes[key] = self._replay(plan, args, out if key[1] else None)
         return out
 
