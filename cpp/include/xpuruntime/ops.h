@@ -1,6 +1,7 @@
 // cpp/include/xpuruntime/ops.h: the device-independent op definitions. Each checks its
 // arguments (dtypes, shapes, the standard's errors), allocates the result and dispatches.
 #pragma once
+#include <initializer_list>
 #include <optional>
 
 #include "xpuruntime/kernel.h"
@@ -16,6 +17,10 @@ struct BuiltinOps {
 
 // Creation
 Tensor empty(const Dims& shape, DType dtype, Device device);
+/// An elementwise op's result: laid out as its inputs (each of `shape`, or broadcast to it)
+/// are, C order when they tell nothing else (Note [Result layout]).
+Tensor empty_following(const Dims& shape, DType dtype, Device device,
+                       std::initializer_list<const Tensor*> inputs);
 Tensor full(const Dims& shape, const Scalar& value, DType dtype, Device device);
 /// Values start, start+step, ... below stop (above it for a negative step).
 Tensor arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype,

@@ -135,7 +135,7 @@ bool in_category(DType d, DTypeCategory c) {
 Tensor unary(UnaryOp op, const Tensor& x) {
   const ElementwiseInfo& info = unary_info(op);
   check_category(info, x.dtype());
-  Tensor out = empty(x.shape(), result_dtype(info, x.dtype()), x.device());
+  Tensor out = empty_following(x.shape(), result_dtype(info, x.dtype()), x.device(), {&x});
   run(OpIds::get().unary[static_cast<int>(op)], {&x}, out);
   return out;
 }
@@ -151,7 +151,7 @@ Tensor binary_on(BinaryOp op, const Tensor& a, const Tensor& b, Device device) {
   Tensor hold_a, hold_b;
   const Tensor& x = conform(a, dtype, shape, hold_a);
   const Tensor& y = conform(b, dtype, shape, hold_b);
-  Tensor out = empty(shape, result_dtype(info, dtype), device);
+  Tensor out = empty_following(shape, result_dtype(info, dtype), device, {&x, &y});
   run(OpIds::get().binary[static_cast<int>(op)], {&x, &y}, out);
   return out;
 }
@@ -220,7 +220,7 @@ Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y) {
   const Tensor& c = conform(condition, DType::Bool, shape, hold_c);
   const Tensor& a = conform(x, dtype, shape, hold_x);
   const Tensor& b = conform(y, dtype, shape, hold_y);
-  Tensor out = empty(shape, dtype, x.device());
+  Tensor out = empty_following(shape, dtype, x.device(), {&c, &a, &b});
   run(OpIds::get().where, {&c, &a, &b}, out);
   return out;
 }
@@ -252,7 +252,7 @@ Tensor clip(const Tensor& x, const std::optional<Tensor>& min, const std::option
   // min(max(x, lo), hi): two passes of the NaN-propagating maximum/minimum kernels; an
   // absent bound is x itself, which leaves the value unchanged.
   const OpIds& ids = OpIds::get();
-  Tensor out = empty(shape, x.dtype(), x.device());
+  Tensor out = empty_following(shape, x.dtype(), x.device(), {&value, &lo, &hi});
   run(ids.binary[static_cast<int>(BinaryOp::maximum)], {&value, &lo}, out);
   if (max) run(ids.binary[static_cast<int>(BinaryOp::minimum)], {&out, &hi}, out);
   return out;

@@ -68,7 +68,7 @@ template <class U> void where_typed(const KernelCall& call) {
                 ? *reinterpret_cast<const U*>(p[2] + i * s[2])
                 : *reinterpret_cast<const U*>(p[3] + i * s[3]);
     }
-  });
+  }, /*in_memory_order=*/true);
 }
 
 struct Bytes16 { uint64_t lo, hi; };

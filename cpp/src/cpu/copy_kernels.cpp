@@ -29,7 +29,7 @@ template <class To, class From> void copy_typed(const Tensor& out, const Tensor&
     for (int64_t i = 0; i < n; ++i)
       *reinterpret_cast<To*>(p[0] + i * s[0]) =
           cast_value<To>(*reinterpret_cast<const From*>(p[1] + i * s[1]));
-  });
+  }, /*in_memory_order=*/true);
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ template <class Op, class T> void unary_typed(const KernelCall& call) {
         *reinterpret_cast<O*>(p[0] + i * s[0]) =
             O(Op::apply(C(*reinterpret_cast<const T*>(p[1] + i * s[1]))));
     }
-  });
+  }, /*in_memory_order=*/true);
 }
 
 template <class Op> void unary_kernel(const KernelCall& call) {
@@ -172,7 +172,7 @@ template <class Op, class T> void binary_typed(const KernelCall& call) {
             O(A::apply(*reinterpret_cast<const T*>(p[1] + i * s[1]),
                        *reinterpret_cast<const T*>(p[2] + i * s[2])));
     }
-  });
+  }, /*in_memory_order=*/true);
 }
 
 template <class Op> void binary_kernel(const KernelCall& call) {

@@ -20,7 +20,7 @@ void fill_kernel(const KernelCall& call) {
       } else {
         for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = value;
       }
-    });
+    }, /*in_memory_order=*/true);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 
+#include "core/host/memory_order.h"
 #include "core/host/thread_pool.h"
 #include "xpuruntime/tensor.h"
 
@@ -24,10 +25,16 @@ template <int N> struct LoopPlan {
   std::array<char*, N> base;
   int64_t numel = 1;
 
-  explicit LoopPlan(const std::array<const Tensor*, N>& ops) {
+  /// in_memory_order: the walk may go in any order of the elements (an elementwise map),
+  /// so it goes in the output's memory order (Note [Result layout] in core/ops.cpp);
+  /// otherwise in row-major order.
+  explicit LoopPlan(const std::array<const Tensor*, N>& ops, bool in_memory_order = false) {
     const Dims& full = ops[0]->shape();
     for (int k = 0; k < N; ++k) base[k] = ops[k]->data();
-    for (int d = 0; d < full.size(); ++d) {
+    int order[64];
+    host::memory_order(*ops[0], in_memory_order, order);
+    for (int i = 0; i < full.size(); ++i) {
+      const int d = order[i];
       numel *= full[d];
       if (full[d] == 1) continue;
       bool merge = shape.size() > 0;
@@ -84,10 +91,13 @@ template <int N> struct LoopPlan {
   }
 };
 
-/// Runs inner over every element of the operands, in parallel when there are many.
+/// Runs inner over every element of the operands, in parallel when there are many. Runs
+/// come in row-major order unless in_memory_order (an elementwise map, whose elements may
+/// come in any order: then in the output's memory order).
 template <int N, class Inner>
-void for_each_run(const std::array<const Tensor*, N>& ops, Inner&& inner) {
-  LoopPlan<N> plan(ops);
+void for_each_run(const std::array<const Tensor*, N>& ops, Inner&& inner,
+                  bool in_memory_order = false) {
+  LoopPlan<N> plan(ops, in_memory_order);
   if (plan.numel == 0) return;
   if (plan.numel < 2 * kParallelGrain) return plan.walk(0, plan.numel, inner);
   parallel_for(plan.numel, kParallelGrain,

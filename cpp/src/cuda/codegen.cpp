@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "core/host/memory_order.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::cuda {
@@ -20,7 +21,7 @@ const char* device_type(DType dtype) {
   return names[static_cast<int>(dtype)];
 }
 
-StridedPlan plan_strided(std::initializer_list<const Tensor*> operands) {
+StridedPlan plan_strided(std::initializer_list<const Tensor*> operands, bool in_memory_order) {
   StridedPlan plan;
   plan.nargs = static_cast<int>(operands.size());
   const Tensor& first = **operands.begin();
@@ -29,7 +30,10 @@ StridedPlan plan_strided(std::initializer_list<const Tensor*> operands) {
   if (operands.size() > kMaxOperands) throw ValueError("too many operands for one kernel");
   std::array<Dims, kMaxOperands> strides;
   plan.numel = 1;
-  for (int d = 0; d < shape.size(); ++d) {
+  int order[64];
+  host::memory_order(first, in_memory_order, order);
+  for (int i = 0; i < shape.size(); ++i) {
+    const int d = order[i];
     plan.numel *= shape[d];
     if (shape[d] == 1) continue;
     bool merge = sizes.size() > 0;

@@ -30,9 +30,12 @@ struct StridedPlan {
   const char* index_type() const { return index32 ? "xrt::uint32_t" : "xrt::uint64_t"; }
   const char* offset_type() const { return index32 ? "int" : "xrt::int64_t"; }
 };
-/// At most kMaxOperands operands.
+/// At most kMaxOperands operands. The dimensions go in row-major order, or, with
+/// in_memory_order (an elementwise map, whose elements may come in any order), in the first
+/// operand's memory order (core/host/memory_order.h).
 inline constexpr int kMaxOperands = 8;
-StridedPlan plan_strided(std::initializer_list<const Tensor*> operands);
+StridedPlan plan_strided(std::initializer_list<const Tensor*> operands,
+                         bool in_memory_order = false);
 
 /// Blocks of `per_block` work items for n items, at most max_blocks (kernels loop over the
 /// grid for the rest). 0 when n is 0.

@@ -122,7 +122,7 @@ size_t widen(StridedPlan& plan, size_t size, const void* out, const void* in) {
 void copy_kernel(const KernelCall& call) {
   const Tensor& out = call.out();
   const Tensor& in = call.in(0);
-  StridedPlan plan = plan_strided({&out, &in});
+  StridedPlan plan = plan_strided({&out, &in}, /*in_memory_order=*/true);
   if (plan.numel == 0) return;
   int device = out.device().index;
   activate(device);
@@ -153,7 +153,7 @@ void copy_kernel(const KernelCall& call) {
 
 void fill_kernel(const KernelCall& call) {
   const Tensor& out = call.out();
-  StridedPlan plan = plan_strided({&out});
+  StridedPlan plan = plan_strided({&out}, /*in_memory_order=*/true);
   if (plan.numel == 0) return;
   alignas(16) unsigned char value[16] = {};
   host::visit_dtype(out.dtype(), [&](auto tag) {

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/host/memory_order.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt::cuda::elementwise {
@@ -86,9 +87,14 @@ struct Plan {
 
 namespace {
 
+// In the output's memory order: an elementwise map may take its elements in any order, and
+// a result laid out as its inputs (Note [Result layout]) then collapses to one dense run.
 void collapse(Plan& p, const Tensor* const* operands) {
   const Dims& shape = operands[0]->shape();
-  for (int d = 0; d < shape.size(); ++d) {
+  int order[64];
+  host::memory_order(*operands[0], true, order);
+  for (int i = 0; i < shape.size(); ++i) {
+    const int d = order[i];
     int64_t extent = shape[d];
     p.numel *= extent;
     if (extent == 1) continue;
