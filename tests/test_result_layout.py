@@ -173,3 +173,28 @@ def test_row_major_inputs_still_give_row_major_results(device, n):
     x = tensor(a, device)
     for r in (x + 1.0, xrt.exp(x), x + x, xrt.where(x > 0, x, x)):
         assert r.strides == (3, 1) or n == 1
+
+
+def test_astype_keeps_the_layout(device):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = tensor(a, device)
+    for result, expected in [
+        (xrt.astype(x.T, xrt.float64), a.T.astype(np.float64)),
+        (xrt.astype(x.T, xrt.float32), a.T.copy(order="K")),
+        (xrt.astype(x[::-1].T, xrt.int64), a[::-1].T.astype(np.int64)),
+    ]:
+        assert_tensor_equal(result, expected)
+        assert result.strides == (1, 4)
+    assert xrt.astype(x.T, xrt.float32, copy=False).strides == (1, 4)  # x.T itself
+    copied = xrt.astype(x.T, xrt.float32)
+    copied[0, 0] = 100.0  # a copy: x is untouched
+    assert to_numpy(x)[0, 0] == 0.0
+
+
+def test_a_copying_asarray_is_row_major(device):
+    # asarray(copy=True) is what callers use for a contiguous copy (the sessions' inputs)
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = tensor(a, device)
+    for result in (xrt.asarray(x.T, copy=True), xrt.asarray(x.T, dtype=xrt.int16)):
+        assert_tensor_equal(result, a.T.astype(np.dtype(result.dtype.name)))
+        assert result.strides == (3, 1)

@@ -437,7 +437,7 @@ void bind_convert(nb::module_& m) {
   m.def("astype", [](nb::handle x, nb::handle dtype, bool copy, nb::handle device) {
     Tensor t = tensor_arg(x, "astype: x");
     if (std::optional<Device> d = optional_device_arg(device)) t = to_device(t, *d);
-    return astype(t, dtype_arg(dtype), copy);
+    return astype_keeping_layout(t, dtype_arg(dtype), copy);
   }, nb::arg("x"), nb::arg("dtype"), nb::kw_only(), nb::arg("copy") = true,
      nb::arg("device").none() = nb::none());
 }

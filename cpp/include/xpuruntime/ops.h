@@ -29,7 +29,11 @@ Tensor arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType
 // Copies and casts
 /// dst[...] = src[...] with dtype conversion; shapes must match (src may broadcast).
 void copy_into(Tensor& dst, const Tensor& src);
+/// x in dtype: x itself when dtype is x's and copy is false, else a row-major copy.
 Tensor astype(const Tensor& x, DType dtype, bool copy);
+/// astype as the user calls it: a copy is laid out as x is (NumPy's order='K', Note [Result
+/// layout]), so a transposed array casts in one dense pass.
+Tensor astype_keeping_layout(const Tensor& x, DType dtype, bool copy);
 Tensor contiguous(const Tensor& x);
 Tensor to_device(const Tensor& x, Device device);
 

@@ -28,6 +28,13 @@ Tensor astype(const Tensor& x, DType dtype, bool copy) {
   return out;
 }
 
+Tensor astype_keeping_layout(const Tensor& x, DType dtype, bool copy) {
+  if (!copy && dtype == x.dtype()) return x;
+  Tensor out = empty_following(x.shape(), dtype, x.device(), {&x});
+  copy_into(out, x);
+  return out;
+}
+
 Tensor contiguous(const Tensor& x) { return x.is_contiguous() ? x : astype(x, x.dtype(), true); }
 
 // Note [Copies between devices]: the backend moves contiguous bytes. A view that is not

@@ -57,13 +57,8 @@ void check_fits(const Scalar& s, DType d) {
 
 const Tensor& conform(const Tensor& t, DType dtype, const Dims& shape, Tensor& holder) {
   if (t.dtype() == dtype && t.shape() == shape) return t;
-  if (t.dtype() == dtype) {
-    holder = t.broadcast_to(shape);
-  } else {  // the cast keeps t's layout (Note [Result layout])
-    Tensor cast = empty_following(t.shape(), dtype, t.device(), {&t});
-    copy_into(cast, t);
-    holder = cast.broadcast_to(shape);
-  }
+  // A cast keeps t's layout (Note [Result layout]).
+  holder = (t.dtype() == dtype ? t : astype_keeping_layout(t, dtype, true)).broadcast_to(shape);
   return holder;
 }
 
