@@ -32,9 +32,10 @@ def best_ms(fns, rounds=5):
     return best
 
 
-def cases(xp_m, xp_n, xp_t3, add_one, exp, permute):
+def cases(xp_m, xp_n, xp_t3, add_one, exp, permute, to_half):
     """(name, fn) of the measured ops over one library's operands."""
     return [
+        ("astype(m.T, float16)", lambda: to_half(xp_m.T)),
         ("m.T + 1.0", lambda: add_one(xp_m.T)),
         ("m.T + n.T", lambda: xp_m.T + xp_n.T),
         ("m + n.T (row-major result)", lambda: xp_m + xp_n.T),
@@ -50,14 +51,16 @@ def run_cpu(n):
     c = np.random.default_rng(2).random((16, n // 4, n // 4), dtype=np.float32)
     libs = [("xpuruntime", cases(xrt.asarray(a), xrt.asarray(b), xrt.asarray(c),
                                  lambda v: v + 1.0, xrt.exp,
-                                 lambda t: xrt.permute_dims(t, (2, 0, 1)))),
+                                 lambda t: xrt.permute_dims(t, (2, 0, 1)),
+                                 lambda v: xrt.astype(v, xrt.float16))),
             ("numpy", cases(a, b, c, lambda v: v + np.float32(1.0), np.exp,
-                            lambda t: t.transpose(2, 0, 1)))]
+                            lambda t: t.transpose(2, 0, 1), lambda v: v.astype(np.float16)))]
     try:
         import torch
         libs.append(("torch", cases(torch.from_numpy(a), torch.from_numpy(b),
                                     torch.from_numpy(c), lambda v: v + 1.0, torch.exp,
-                                    lambda t: t.permute(2, 0, 1))))
+                                    lambda t: t.permute(2, 0, 1),
+                                    lambda v: v.to(torch.float16))))
     except ImportError:
         pass
     print(f"CPU, float32, m and n {n}x{n}, t (16, {n // 4}, {n // 4}); ms, ratio = peer / ours")
@@ -95,13 +98,15 @@ def run_cuda(n):
     t3 = torch.rand(16, n // 4, n // 4, device="cuda")
     libs = [("xpuruntime", cases(xrt.from_dlpack(tm), xrt.from_dlpack(tn), xrt.from_dlpack(t3),
                                  lambda v: v + 1.0, xrt.exp,
-                                 lambda t: xrt.permute_dims(t, (2, 0, 1)))),
+                                 lambda t: xrt.permute_dims(t, (2, 0, 1)),
+                                 lambda v: xrt.astype(v, xrt.float16))),
             ("torch", cases(tm, tn, t3, lambda v: v + 1.0, torch.exp,
-                            lambda t: t.permute(2, 0, 1)))]
+                            lambda t: t.permute(2, 0, 1), lambda v: v.to(torch.float16)))]
     if cp is not None:
         libs.append(("cupy", cases(cp.from_dlpack(tm), cp.from_dlpack(tn), cp.from_dlpack(t3),
                                    lambda v: v + 1.0, cp.exp,
-                                   lambda t: t.transpose(2, 0, 1))))
+                                   lambda t: t.transpose(2, 0, 1),
+                                   lambda v: v.astype(cp.float16))))
     print(f"CUDA ({torch.cuda.get_device_name()}), float32, m and n {n}x{n}; "
           "device us, ratio = peer / ours")
     for i, (name, _) in enumerate(libs[0][1]):

@@ -1,7 +1,9 @@
-// cpp/src/cpu/copy_kernels.cpp: copy with conversion between any two dtypes, any strides.
+// cpp/src/cpu/copy_kernels.cpp: copy with conversion between any two dtypes, any strides
+// (float <-> float16 runs convert in blocks, in hardware where the CPU can: half_blocks.h).
 #include <cstring>
 
 #include "core/host/dtype_dispatch.h"
+#include "cpu/half_blocks.h"
 #include "cpu/kernels.h"
 #include "cpu/loops.h"
 #include "xpuruntime/scalar.h"
@@ -19,6 +21,10 @@ template <class To, class From> void copy_typed(const Tensor& out, const Tensor&
     if (s[0] == to_size && s[1] == from_size) {
       if constexpr (std::is_same_v<To, From>) {
         std::memcpy(p[0], p[1], static_cast<size_t>(n) * sizeof(To));
+      } else if constexpr (std::is_same_v<To, Float16> && std::is_same_v<From, float>) {
+        narrow_to_float16(reinterpret_cast<const float*>(p[1]), reinterpret_cast<Float16*>(p[0]), n);
+      } else if constexpr (std::is_same_v<To, float> && std::is_same_v<From, Float16>) {
+        widen_float16(reinterpret_cast<const Float16*>(p[1]), reinterpret_cast<float*>(p[0]), n);
       } else {
         To* o = reinterpret_cast<To*>(p[0]);
         const From* x = reinterpret_cast<const From*>(p[1]);
