@@ -65,3 +65,21 @@ def test_strided_float16_still_takes_the_general_path():
     x = xrt.asarray(a)
     np.testing.assert_array_equal(np.from_dlpack(x[::3][:21] + x[1::3]),
                                   a[::3][:21] + a[1::3])
+
+
+@pytest.mark.parametrize("n", [1, 9, 513, 100_003])
+def test_astype_between_float_and_float16_is_the_per_element_conversion(n):
+    # contiguous runs convert in blocks (copy_kernels.cpp); the bits are NumPy's
+    rng = np.random.default_rng(n)
+    wide = (rng.standard_normal(n) * rng.choice([1e-7, 1e-3, 1.0, 1e4, 1e6], n)).astype(np.float32)
+    wide[: min(n, 6)] = np.array([np.nan, np.inf, -np.inf, 65520.0, -0.0, 2.0**-25],
+                                 dtype=np.float32)[: min(n, 6)]
+    with np.errstate(over="ignore"):
+        want = wide.astype(np.float16)
+    got = bits(xrt.astype(xrt.asarray(wide), xrt.float16))
+    np.testing.assert_array_equal(got, want.view(np.uint16))
+    halves = np.resize(ALL_HALVES, n)
+    back = np.from_dlpack(xrt.astype(xrt.asarray(halves), xrt.float32))
+    finite = ~np.isnan(halves)
+    np.testing.assert_array_equal(back[finite], halves[finite].astype(np.float32))
+    assert np.isnan(back[~finite]).all()
