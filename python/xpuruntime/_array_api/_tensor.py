@@ -180,3 +180,5 @@ def _install():
     T.__array_namespace__ = __array_namespace__
     T.__array_ufunc__ = None  # NumPy defers to our reflected operators
     T.__array_priority__ = 1000
+    # Last: setting a dunder method hands its slot back to CPython's generic wrapper.
+    _core._install_operator_slots()  # Note [Operator slots]
