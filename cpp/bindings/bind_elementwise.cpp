@@ -2,6 +2,7 @@
 // generated from the tables of xpuruntime/elementwise.h.
 #include <nanobind/stl/string.h>
 
+#include <new>
 #include <string>
 
 #include "bindings.h"
@@ -109,7 +110,16 @@ std::optional<Tensor> optional_bound(const Tensor& x, nb::handle b, const char* 
 // methods). A slot receives the operands in the expression's order, either of them the
 // Tensor; NotImplemented lets the other operand's type try, as the methods' did.
 
-PyObject* object_result(Tensor&& t) { return nb::cast(std::move(t)).release().ptr(); }
+// The result's Python object, made directly: nb::cast looks the type up by its type_info
+// and asks whether the pointer is already bound, about 180 instructions a call.
+PyObject* object_result(Tensor&& t) {
+  static const nb::handle type = nb::type<Tensor>();
+  nb::object o = nb::inst_alloc(type);
+  if (!o.is_valid()) return nullptr;  // the allocation's error is set
+  new (nb::inst_ptr<Tensor>(o)) Tensor(std::move(t));
+  nb::inst_mark_ready(o);
+  return o.release().ptr();
+}
 
 PyObject* raise_current() {
   if (!set_python_error(std::current_exception()))
