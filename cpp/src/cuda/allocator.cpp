@@ -126,6 +126,7 @@ std::shared_ptr<Storage> allocate_storage(size_t nbytes, int device, CUstream st
   AllocatorKind kind = allocator_kind();
   if (!allocated.load(std::memory_order_relaxed)) allocated.store(true);
   if (kind == AllocatorKind::StreamOrdered) {
+    activate(device);  // cuMemAllocAsync on the legacy stream means the current context's
     StreamOrderedAllocator::Block* block = stream_ordered(device).allocate(nbytes, stream);
     return Storage::wrap(reinterpret_cast<void*>(block->ptr), nbytes, Device::cuda(device),
                          &free_stream_ordered, block, false);

@@ -44,8 +44,11 @@ class CudaBackend final : public Backend {
     cuda::set_current_device(index);
   }
 
+  // Note: no activate here. A block from the cache needs no driver call, and the calls
+  // beneath (cuMemAlloc, events, the stream-ordered pool) make the context current
+  // themselves; the op's kernel launch activates it anyway. One driver call less per op.
   std::shared_ptr<Storage> allocate(size_t nbytes, Device device) const override {
-    activate(device.index);
+    if (device.index < 0 || device.index >= kMaxDevices) check_device(device.index);
     return allocate_storage(nbytes, device.index, cuda::current_stream(device.index));
   }
 
