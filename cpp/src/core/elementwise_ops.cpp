@@ -142,17 +142,29 @@ Tensor unary(UnaryOp op, const Tensor& x) {
 
 namespace {
 
-Tensor binary_on(BinaryOp op, const Tensor& a, const Tensor& b, Device device) {
-  const ElementwiseInfo& info = binary_info(op);
-  DType promoted = result_type(a.dtype(), b.dtype());
-  check_category(info, promoted);
-  DType dtype = compute_dtype(info, promoted);
+// Operands that need a cast or a broadcast (binary_on's general case, kept off its path).
+[[gnu::noinline]] Tensor binary_conformed(BinaryOp op, const ElementwiseInfo& info, DType dtype,
+                                          const Tensor& a, const Tensor& b, Device device) {
   Dims shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape());
   Tensor hold_a, hold_b;
   const Tensor& x = conform(a, dtype, shape, hold_a);
   const Tensor& y = conform(b, dtype, shape, hold_b);
   Tensor out = empty_following(shape, result_dtype(info, dtype), device, {&x, &y});
   run(OpIds::get().binary[static_cast<int>(op)], {&x, &y}, out);
+  return out;
+}
+
+// Note: the common call (one dtype, one shape) goes straight to the kernel: the host time
+// of a tiny op follows the code lines it runs (Note [Where the host time of a tiny op goes]).
+Tensor binary_on(BinaryOp op, const Tensor& a, const Tensor& b, Device device) {
+  const ElementwiseInfo& info = binary_info(op);
+  DType promoted = result_type(a.dtype(), b.dtype());
+  check_category(info, promoted);
+  DType dtype = compute_dtype(info, promoted);
+  if (a.dtype() != dtype || b.dtype() != dtype || !(a.shape() == b.shape()))
+    return binary_conformed(op, info, dtype, a, b, device);
+  Tensor out = empty_following(a.shape(), result_dtype(info, dtype), device, {&a, &b});
+  run(OpIds::get().binary[static_cast<int>(op)], {&a, &b}, out);
   return out;
 }
 
@@ -165,14 +177,17 @@ void binary_inplace_unchecked(BinaryOp op, Tensor& a, const Tensor& b) {
   if (out_dtype != a.dtype())
     throw TypeError(std::string("in-place ") + info.name + " would change the dtype from " +
                     dtype_name(a.dtype()) + " to " + dtype_name(out_dtype));
-  if (!(broadcast_shapes(a.shape(), b.shape()) == a.shape()))
+  if (!(a.shape() == b.shape()) && !(broadcast_shapes(a.shape(), b.shape()) == a.shape()))
     throw ValueError(std::string("in-place ") + info.name + ": shape " + shape_str(b.shape()) +
                      " does not broadcast to " + shape_str(a.shape()));
-  Tensor other = b;
-  if (a.device() == b.device() && overlaps_differently(a, other))
-    other = astype(other, other.dtype(), true);
+  const Tensor* other = &b;
+  Tensor copied;
+  if (a.device() == b.device() && overlaps_differently(a, b)) {
+    copied = astype(b, b.dtype(), true);
+    other = &copied;
+  }
   Tensor hold;
-  const Tensor& y = conform(other, dtype, a.shape(), hold);
+  const Tensor& y = conform(*other, dtype, a.shape(), hold);
   run(OpIds::get().binary[static_cast<int>(op)], {&a, &y}, a);
 }
 

@@ -1,6 +1,7 @@
 // cpp/src/core/runtime/backend_table.cpp: the table of backends, one per device type, filled
 // by the backends' own registrars before main().
 #include <array>
+#include <atomic>
 #include <string>
 
 #include "xpuruntime/errors.h"
@@ -31,11 +32,17 @@ void register_backend(Backend& b) { table()[static_cast<int>(b.device_type())] =
 const Backend* find_backend(DeviceType type) { return table()[static_cast<int>(type)]; }
 
 const Backend& backend(DeviceType type) {
+  // Availability is probed once per process and never lost: once a backend has answered,
+  // every op's lookup is an index and a load (it asked the backend on every call).
+  static std::atomic<const Backend*> available[kNumDeviceTypes] = {};
+  if (const Backend* known = available[static_cast<int>(type)].load(std::memory_order_acquire))
+    return *known;
   const Backend* b = table()[static_cast<int>(type)];
   if (!b)
     throw XpuRuntimeError(std::string("no backend for '") + type_name(type) +
                           "' devices is built into this xpuruntime");
   b->check_available();
+  available[static_cast<int>(type)].store(b, std::memory_order_release);
   return *b;
 }
 
