@@ -21,6 +21,16 @@
 // with -Os instead of -O3, the files of that path came out 216 KB smaller in all, and the
 // A/B on one host could not tell them apart: launches alone moved by 0.9 us between
 // processes there.) Data misses were few: 45 reads per op, 10 of them ours.
+//
+// The same count on an H200 host after the operators got C slots (Note [Operator slots]),
+// the result object its direct construction, the allocation its skipped activate and
+// binary_on its short path (2026-11-27, against the code before): our module 3,076
+// instructions and 227 misses per op (was 3,579 and 269), Python 533 and 24 (715 and 38),
+// libc 39 misses (42), the driver 635 (643). 335 misses outside the driver, against 395.
+// Ours by function (a symbol build, before binary_on's short path): ElementwiseKernel::run
+// 22, binary_on 18 of its own, CachingAllocator::allocate 17 (each op splits a 512-byte
+// block from a free one, and the free merges it back), Tensor::empty 11, the dispatcher's
+// lookup 9, launch 8.
 #include <algorithm>
 #include <chrono>
 #include <functional>
