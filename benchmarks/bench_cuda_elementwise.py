@@ -16,29 +16,13 @@ torch.profiler, which records every kernel of the process).
 """
 
 import argparse
-import statistics
 import time
 
 import cupy as cp
 import torch
 
 import xpuruntime as xrt
-
-
-def device_ms(fn, repeat, inner=5):
-    """Median device time of one fn() call, in ms (events around `inner` calls)."""
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(inner):
-            fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / inner)
-    return statistics.median(times)
+from common import event_ms as device_ms
 
 
 def host_us(fn, calls=20000):

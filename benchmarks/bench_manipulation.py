@@ -9,26 +9,11 @@ load from other processes on the machine hits both sides alike.
 """
 
 import argparse
-import time
 
 import numpy as np
 
 import xpuruntime as xrt
-from common import per_call, table
-
-
-def best_of_rounds(fns, rounds, number):
-    """Best mean seconds per call of each fn, the fns taking turns round by round."""
-    best = [float("inf")] * len(fns)
-    for fn in fns:
-        fn()
-    for _ in range(rounds):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - start) / number)
-    return best
+from common import best_of_rounds, per_call, table
 
 
 CASES = [  # (pieces, piece shape for n elements, axis)

@@ -11,25 +11,11 @@ library reading the same memory (shared through DLPack). CuPy and PyTorch are op
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import xpuruntime as xrt
-
-
-def best_ms(fns, rounds=5):
-    """Best milliseconds of one call of each fn, the fns taking turns round by round."""
-    best = [float("inf")] * len(fns)
-    for fn in fns:
-        fn()
-    for _ in range(rounds):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            fn()
-            best[i] = min(best[i], (time.perf_counter() - start) * 1e3)
-    return best
+from common import best_of_rounds, event_ms
 
 
 def cases(xp_m, xp_n, xp_t3, add_one, exp, permute, to_half):
@@ -65,7 +51,7 @@ def run_cpu(n):
         pass
     print(f"CPU, float32, m and n {n}x{n}, t (16, {n // 4}, {n // 4}); ms, ratio = peer / ours")
     for i, (name, _) in enumerate(libs[0][1]):
-        times = best_ms([lib[1][i][1] for lib in libs])
+        times = [t * 1e3 for t in best_of_rounds([lib[1][i][1] for lib in libs], rounds=5)]
         line = f"  {name:30s} ours {times[0]:8.2f}"
         for (lib, _), t in zip(libs[1:], times[1:]):
             line += f"  {lib} {t:8.2f} ({t / times[0]:5.2f}x)"
@@ -78,21 +64,6 @@ def run_cuda(n):
         import cupy as cp
     except ImportError:
         cp = None
-
-    def device_ms(fn, repeat=15, inner=5):
-        fn()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(repeat):
-            start = torch.cuda.Event(enable_timing=True)
-            stop = torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(inner):
-                fn()
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop) / inner)
-        return statistics.median(times)
 
     tm, tn = torch.rand(n, n, device="cuda"), torch.rand(n, n, device="cuda")
     t3 = torch.rand(16, n // 4, n // 4, device="cuda")
@@ -110,7 +81,7 @@ def run_cuda(n):
     print(f"CUDA ({torch.cuda.get_device_name()}), float32, m and n {n}x{n}; "
           "device us, ratio = peer / ours")
     for i, (name, _) in enumerate(libs[0][1]):
-        times = [device_ms(lib[1][i][1]) * 1e3 for lib in libs]
+        times = [event_ms(lib[1][i][1]) * 1e3 for lib in libs]
         line = f"  {name:30s} ours {times[0]:8.1f}"
         for (lib, _), t in zip(libs[1:], times[1:]):
             line += f"  {lib} {t:8.1f} ({t / times[0]:5.2f}x)"

@@ -28,6 +28,41 @@ def per_call(fn, *, number=None, repeat=7, budget=0.2):
     return best
 
 
+def best_of_rounds(fns, rounds, number=1):
+    """Best mean seconds per call of each fn, the fns taking turns round by round (so that
+    load from other processes reaches them alike)."""
+    best = [float("inf")] * len(fns)
+    for fn in fns:
+        fn()
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / number)
+    return best
+
+
+def event_ms(fn, repeat=15, inner=5):
+    """Median device milliseconds of one fn() call: torch CUDA events around `inner` calls
+    on the legacy default stream (which xpuruntime, torch and CuPy use unless told
+    otherwise), `repeat` times."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / inner)
+    return statistics.median(times)
+
+
 def table(rows, headers):
     widths = [max(len(str(r[i])) for r in rows + [headers]) for i in range(len(headers))]
     line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
