@@ -198,3 +198,14 @@ def test_a_copying_asarray_is_row_major(device):
     for result in (xrt.asarray(x.T, copy=True), xrt.asarray(x.T, dtype=xrt.int16)):
         assert_tensor_equal(result, a.T.astype(np.dtype(result.dtype.name)))
         assert result.strides == (3, 1)
+
+
+def test_in_place_on_a_flipped_transposed_view(device):
+    a = np.arange(30, dtype=np.float64).reshape(5, 6)
+    z = tensor(a.copy(), device)
+    view = z[::-1, ::2].T  # negative and non-unit strides, written in place
+    view *= 2.0
+    view += tensor(np.arange(5, dtype=np.float64), device)
+    expected = a.copy()
+    expected[::-1, ::2].T[...] = expected[::-1, ::2].T * 2.0 + np.arange(5)
+    assert_tensor_equal(z, expected)
