@@ -36,15 +36,15 @@ int fail() {
   return -1;
 }
 
-const Tensor& tensor_of(void* py_object) {
-  nb::handle h(static_cast<PyObject*>(py_object));
-  if (!nb::isinstance<Tensor>(h)) throw TypeError("not an xpuruntime Tensor");
-  return nb::cast<const Tensor&>(h);
+const Tensor& exported_tensor(void* py_object) {
+  const Tensor* t = tensor_of(nb::handle(static_cast<PyObject*>(py_object)));
+  if (!t) throw TypeError("not an xpuruntime Tensor");
+  return *t;
 }
 
 int exchange_managed_from_py(void* py_object, dl::DLManagedTensorVersioned** out) noexcept {
   try {
-    *out = dl::export_versioned(tensor_of(py_object), false);
+    *out = dl::export_versioned(exported_tensor(py_object), false);
     return 0;
   } catch (...) {
     return fail();
@@ -53,7 +53,7 @@ int exchange_managed_from_py(void* py_object, dl::DLManagedTensorVersioned** out
 
 int exchange_dltensor_from_py(void* py_object, dl::DLTensor* out) noexcept {
   try {
-    const Tensor& t = tensor_of(py_object);  // alive until control returns: views into it
+    const Tensor& t = exported_tensor(py_object);  // alive until control returns: views into it
     const DTypeInfo& info = dtype_info(t.dtype());
     out->data = t.data();
     out->device = {t.device().dlpack_type(), t.device().index};

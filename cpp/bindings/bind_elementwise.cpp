@@ -28,61 +28,42 @@ std::optional<Tensor> host_scalar(const Tensor& self, nb::handle other) {
   return scalar_tensor(*s, scalar_result_type(self.dtype(), s->kind), kCPU);
 }
 
-Tensor binary_args(BinaryOp op, nb::handle x1, nb::handle x2) {
-  const Tensor* t1 = tensor_of(x1);
-  const Tensor* t2 = tensor_of(x2);
-  if (t1 && t2) return binary(op, *t1, *t2);
-  if (t1) {
-    if (std::optional<Tensor> rhs = host_scalar(*t1, x2))
-      return binary_with_host_scalar(op, *t1, *rhs);
-  } else if (t2) {
-    if (std::optional<Tensor> lhs = host_scalar(*t2, x1))
-      return binary_with_host_scalar(op, *lhs, *t2);
+// self op other (self_first) or other op self: other a Tensor or a Python scalar; nullopt
+// for anything else (an operator's NotImplemented).
+std::optional<Tensor> with_operand(BinaryOp op, const Tensor& self, nb::handle other,
+                                   bool self_first) {
+  if (const Tensor* t = tensor_of(other))
+    return self_first ? binary(op, self, *t) : binary(op, *t, self);
+  std::optional<Tensor> s = host_scalar(self, other);
+  if (!s) return std::nullopt;
+  return self_first ? binary_with_host_scalar(op, self, *s) : binary_with_host_scalar(op, *s, self);
+}
+
+// a op b where either may be the Tensor (the functions, and the slots, which get the
+// operands in the expression's order).
+std::optional<Tensor> binary_operands(BinaryOp op, nb::handle a, nb::handle b) {
+  if (const Tensor* x = tensor_of(a)) return with_operand(op, *x, b, true);
+  if (const Tensor* y = tensor_of(b)) return with_operand(op, *y, a, false);
+  return std::nullopt;
+}
+
+// self op= other; false when other is neither a Tensor nor a Python scalar.
+bool inplace_operand(BinaryOp op, Tensor& self, nb::handle other) {
+  if (const Tensor* t = tensor_of(other)) {
+    binary_inplace(op, self, *t);
+    return true;
   }
+  std::optional<Tensor> s = host_scalar(self, other);
+  if (s) binary_inplace_with_host_scalar(op, self, *s);
+  return s.has_value();
+}
+
+Tensor binary_args(BinaryOp op, nb::handle x1, nb::handle x2) {
+  if (std::optional<Tensor> r = binary_operands(op, x1, x2)) return std::move(*r);
   throw TypeError(std::string(binary_info(op).name) +
                   ": expected arrays, or an array and a Python scalar (got " + py_type_name(x1) +
                   " and " + py_type_name(x2) + ")");
 }
-
-struct OperatorRow {
-  const char* name;
-  const char* reflected;  // nullptr for comparisons
-  const char* inplace;
-  BinaryOp op;
-};
-
-const OperatorRow kOperators[] = {
-    {"__add__", "__radd__", "__iadd__", BinaryOp::add},
-    {"__sub__", "__rsub__", "__isub__", BinaryOp::subtract},
-    {"__mul__", "__rmul__", "__imul__", BinaryOp::multiply},
-    {"__truediv__", "__rtruediv__", "__itruediv__", BinaryOp::divide},
-    {"__floordiv__", "__rfloordiv__", "__ifloordiv__", BinaryOp::floor_divide},
-    {"__mod__", "__rmod__", "__imod__", BinaryOp::remainder},
-    {"__pow__", "__rpow__", "__ipow__", BinaryOp::pow},
-    {"__and__", "__rand__", "__iand__", BinaryOp::bitwise_and},
-    {"__or__", "__ror__", "__ior__", BinaryOp::bitwise_or},
-    {"__xor__", "__rxor__", "__ixor__", BinaryOp::bitwise_xor},
-    {"__lshift__", "__rlshift__", "__ilshift__", BinaryOp::bitwise_left_shift},
-    {"__rshift__", "__rrshift__", "__irshift__", BinaryOp::bitwise_right_shift},
-    {"__eq__", nullptr, nullptr, BinaryOp::equal},
-    {"__ne__", nullptr, nullptr, BinaryOp::not_equal},
-    {"__lt__", nullptr, nullptr, BinaryOp::less},
-    {"__le__", nullptr, nullptr, BinaryOp::less_equal},
-    {"__gt__", nullptr, nullptr, BinaryOp::greater},
-    {"__ge__", nullptr, nullptr, BinaryOp::greater_equal},
-};
-
-struct UnaryOperatorRow {
-  const char* name;
-  UnaryOp op;
-};
-
-const UnaryOperatorRow kUnaryOperators[] = {
-    {"__abs__", UnaryOp::abs},
-    {"__neg__", UnaryOp::negative},
-    {"__pos__", UnaryOp::positive},
-    {"__invert__", UnaryOp::bitwise_invert},
-};
 
 std::optional<Tensor> optional_bound(const Tensor& x, nb::handle b, const char* which) {
   if (b.is_none()) return std::nullopt;
@@ -131,17 +112,8 @@ PyObject* not_implemented_result() { return Py_NewRef(Py_NotImplemented); }
 
 template <BinaryOp Op> PyObject* binary_slot(PyObject* a, PyObject* b) {
   try {
-    const Tensor* x = tensor_of(a);
-    const Tensor* y = tensor_of(b);
-    if (x && y) return object_result(binary(Op, *x, *y));
-    if (x) {
-      if (std::optional<Tensor> rhs = host_scalar(*x, b))
-        return object_result(binary_with_host_scalar(Op, *x, *rhs));
-    } else if (y) {
-      if (std::optional<Tensor> lhs = host_scalar(*y, a))
-        return object_result(binary_with_host_scalar(Op, *lhs, *y));
-    }
-    return not_implemented_result();
+    std::optional<Tensor> r = binary_operands(Op, a, b);
+    return r ? object_result(std::move(*r)) : not_implemented_result();
   } catch (...) {
     return raise_current();
   }
@@ -150,14 +122,7 @@ template <BinaryOp Op> PyObject* binary_slot(PyObject* a, PyObject* b) {
 template <BinaryOp Op> PyObject* inplace_slot(PyObject* a, PyObject* b) {
   try {
     Tensor* x = tensor_of(a);
-    if (!x) return not_implemented_result();
-    if (const Tensor* y = tensor_of(b)) {
-      binary_inplace(Op, *x, *y);
-    } else if (std::optional<Tensor> rhs = host_scalar(*x, b)) {
-      binary_inplace_with_host_scalar(Op, *x, *rhs);
-    } else {
-      return not_implemented_result();
-    }
+    if (!x || !inplace_operand(Op, *x, b)) return not_implemented_result();
     return Py_NewRef(a);
   } catch (...) {
     return raise_current();
@@ -193,45 +158,76 @@ PyObject* richcompare_slot(PyObject* self, PyObject* other, int op) {
   try {
     const Tensor* x = tensor_of(self);
     if (!x || op < Py_LT || op > Py_GE) return not_implemented_result();
-    if (const Tensor* y = tensor_of(other)) return object_result(binary(ops[op], *x, *y));
-    if (std::optional<Tensor> rhs = host_scalar(*x, other))
-      return object_result(binary_with_host_scalar(ops[op], *x, *rhs));
-    return not_implemented_result();
+    std::optional<Tensor> r = with_operand(ops[op], *x, other, true);
+    return r ? object_result(std::move(*r)) : not_implemented_result();
   } catch (...) {
     return raise_current();
   }
 }
 
+// The operators: the methods' names and, for the arithmetic and bitwise ones, their
+// number slots (pow's are ternary and the comparisons share tp_richcompare: set apart).
+struct OperatorRow {
+  const char* name;
+  const char* reflected;  // nullptr for comparisons
+  const char* inplace;
+  BinaryOp op;
+  binaryfunc PyNumberMethods::*slot = nullptr;
+  binaryfunc PyNumberMethods::*inplace_slot_field = nullptr;
+  binaryfunc slot_function = nullptr;
+  binaryfunc inplace_function = nullptr;
+};
+
+#define XRT_OPERATOR(py, op, nb)                                                           \
+  {"__" py "__", "__r" py "__", "__i" py "__", BinaryOp::op, &PyNumberMethods::nb_##nb,     \
+   &PyNumberMethods::nb_inplace_##nb, binary_slot<BinaryOp::op>, inplace_slot<BinaryOp::op>}
+const OperatorRow kOperators[] = {
+    XRT_OPERATOR("add", add, add),
+    XRT_OPERATOR("sub", subtract, subtract),
+    XRT_OPERATOR("mul", multiply, multiply),
+    XRT_OPERATOR("truediv", divide, true_divide),
+    XRT_OPERATOR("floordiv", floor_divide, floor_divide),
+    XRT_OPERATOR("mod", remainder, remainder),
+    {"__pow__", "__rpow__", "__ipow__", BinaryOp::pow},
+    XRT_OPERATOR("and", bitwise_and, and),
+    XRT_OPERATOR("or", bitwise_or, or),
+    XRT_OPERATOR("xor", bitwise_xor, xor),
+    XRT_OPERATOR("lshift", bitwise_left_shift, lshift),
+    XRT_OPERATOR("rshift", bitwise_right_shift, rshift),
+    {"__eq__", nullptr, nullptr, BinaryOp::equal},
+    {"__ne__", nullptr, nullptr, BinaryOp::not_equal},
+    {"__lt__", nullptr, nullptr, BinaryOp::less},
+    {"__le__", nullptr, nullptr, BinaryOp::less_equal},
+    {"__gt__", nullptr, nullptr, BinaryOp::greater},
+    {"__ge__", nullptr, nullptr, BinaryOp::greater_equal},
+};
+#undef XRT_OPERATOR
+
+struct UnaryOperatorRow {
+  const char* name;
+  UnaryOp op;
+  unaryfunc PyNumberMethods::*slot;
+  unaryfunc slot_function;
+};
+
+const UnaryOperatorRow kUnaryOperators[] = {
+    {"__abs__", UnaryOp::abs, &PyNumberMethods::nb_absolute, unary_slot<UnaryOp::abs>},
+    {"__neg__", UnaryOp::negative, &PyNumberMethods::nb_negative, unary_slot<UnaryOp::negative>},
+    {"__pos__", UnaryOp::positive, &PyNumberMethods::nb_positive, unary_slot<UnaryOp::positive>},
+    {"__invert__", UnaryOp::bitwise_invert, &PyNumberMethods::nb_invert,
+     unary_slot<UnaryOp::bitwise_invert>},
+};
+
 void install_operator_slots(PyTypeObject* type) {
   PyNumberMethods* n = type->tp_as_number;
-  n->nb_add = binary_slot<BinaryOp::add>;
-  n->nb_subtract = binary_slot<BinaryOp::subtract>;
-  n->nb_multiply = binary_slot<BinaryOp::multiply>;
-  n->nb_true_divide = binary_slot<BinaryOp::divide>;
-  n->nb_floor_divide = binary_slot<BinaryOp::floor_divide>;
-  n->nb_remainder = binary_slot<BinaryOp::remainder>;
+  for (const OperatorRow& row : kOperators) {
+    if (!row.slot) continue;
+    n->*row.slot = row.slot_function;
+    n->*row.inplace_slot_field = row.inplace_function;
+  }
   n->nb_power = power_slot;
-  n->nb_and = binary_slot<BinaryOp::bitwise_and>;
-  n->nb_or = binary_slot<BinaryOp::bitwise_or>;
-  n->nb_xor = binary_slot<BinaryOp::bitwise_xor>;
-  n->nb_lshift = binary_slot<BinaryOp::bitwise_left_shift>;
-  n->nb_rshift = binary_slot<BinaryOp::bitwise_right_shift>;
-  n->nb_inplace_add = inplace_slot<BinaryOp::add>;
-  n->nb_inplace_subtract = inplace_slot<BinaryOp::subtract>;
-  n->nb_inplace_multiply = inplace_slot<BinaryOp::multiply>;
-  n->nb_inplace_true_divide = inplace_slot<BinaryOp::divide>;
-  n->nb_inplace_floor_divide = inplace_slot<BinaryOp::floor_divide>;
-  n->nb_inplace_remainder = inplace_slot<BinaryOp::remainder>;
   n->nb_inplace_power = inplace_power_slot;
-  n->nb_inplace_and = inplace_slot<BinaryOp::bitwise_and>;
-  n->nb_inplace_or = inplace_slot<BinaryOp::bitwise_or>;
-  n->nb_inplace_xor = inplace_slot<BinaryOp::bitwise_xor>;
-  n->nb_inplace_lshift = inplace_slot<BinaryOp::bitwise_left_shift>;
-  n->nb_inplace_rshift = inplace_slot<BinaryOp::bitwise_right_shift>;
-  n->nb_negative = unary_slot<UnaryOp::negative>;
-  n->nb_positive = unary_slot<UnaryOp::positive>;
-  n->nb_absolute = unary_slot<UnaryOp::abs>;
-  n->nb_invert = unary_slot<UnaryOp::bitwise_invert>;
+  for (const UnaryOperatorRow& row : kUnaryOperators) n->*row.slot = row.slot_function;
   type->tp_richcompare = richcompare_slot;
   PyType_Modified(type);
 }
@@ -280,38 +276,28 @@ void bind_elementwise(nb::module_& m) {
 
   nb::handle tensor_type = nb::type<Tensor>();
   nb::object cls = nb::borrow(tensor_type);
+  // The methods, for x.__add__(y), signatures and Python subclasses; the operators
+  // themselves run through the slots (Note [Operator slots]).
+  auto result = [](std::optional<Tensor>&& r) { return r ? nb::cast(std::move(*r)) : not_implemented(); };
   for (const OperatorRow& row : kOperators) {
     BinaryOp op = row.op;
     nb::cpp_function_def(
-        [op](const Tensor& self, nb::handle other) -> nb::object {
-          if (const Tensor* t = tensor_of(other)) return nb::cast(binary(op, self, *t));
-          std::optional<Tensor> rhs = host_scalar(self, other);
-          if (!rhs) return not_implemented();
-          return nb::cast(binary_with_host_scalar(op, self, *rhs));
+        [op, result](const Tensor& self, nb::handle other) {
+          return result(with_operand(op, self, other, true));
         },
         nb::scope(cls), nb::name(row.name), nb::is_method(), nb::is_operator(),
         nb::arg("other"));
     if (row.reflected)
       nb::cpp_function_def(
-          [op](const Tensor& self, nb::handle other) -> nb::object {
-            if (const Tensor* t = tensor_of(other)) return nb::cast(binary(op, *t, self));
-            std::optional<Tensor> lhs = host_scalar(self, other);
-            if (!lhs) return not_implemented();
-            return nb::cast(binary_with_host_scalar(op, *lhs, self));
+          [op, result](const Tensor& self, nb::handle other) {
+            return result(with_operand(op, self, other, false));
           },
           nb::scope(cls), nb::name(row.reflected), nb::is_method(), nb::is_operator(),
           nb::arg("other"));
     if (row.inplace)
       nb::cpp_function_def(
           [op](nb::handle self, nb::handle other) -> nb::object {
-            Tensor& t = nb::cast<Tensor&>(self);
-            if (const Tensor* o = tensor_of(other)) {
-              binary_inplace(op, t, *o);
-              return nb::borrow(self);
-            }
-            std::optional<Tensor> rhs = host_scalar(t, other);
-            if (!rhs) return not_implemented();
-            binary_inplace_with_host_scalar(op, t, *rhs);
+            if (!inplace_operand(op, nb::cast<Tensor&>(self), other)) return not_implemented();
             return nb::borrow(self);
           },
           nb::scope(cls), nb::name(row.inplace), nb::is_method(), nb::is_operator(),

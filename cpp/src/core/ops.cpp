@@ -5,10 +5,10 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <utility>
 #include <initializer_list>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "core/host/dtype_dispatch.h"
 #include "xpuruntime/dispatcher.h"
