@@ -28,6 +28,7 @@ def cases(xp_m, xp_n, xp_t3, add_one, exp, permute, to_half):
         ("exp(m.T)", lambda: exp(xp_m.T)),
         ("permute(t, (2, 0, 1)) * 2.0", lambda: permute(xp_t3) * 2.0),
         ("m[:, ::2].T + 1.0", lambda: add_one(xp_m[:, ::2].T)),
+        ("m[:, ::2] * n[:, 1::2]", lambda: xp_m[:, ::2] * xp_n[:, 1::2]),
     ]
 
 

@@ -74,6 +74,34 @@ def test_many_dimensions(dtype):
         same(got, want)
 
 
+# Note [Rows layout]: inputs stepping through their rows a few elements at a time are
+# gathered into the rows kernel's vectors; a 1-D plan is one row; wider steps stay strided.
+GATHER_CASES = {
+    "step-2 columns transposed": lambda to, a, b: to(a)[:, ::2].mT + 1,
+    "step-2 columns and dense": lambda to, a, b: to(a)[:, ::2] * to(b)[:, :16],
+    "step-3 and flipped": lambda to, a, b: to(a)[:, ::3][:, :8] - to(b)[:, ::-4],
+    "flipped rows and columns": lambda to, a, b: to(a)[::-1, ::-1] + to(b),
+    "step 4 and step 5": lambda to, a, b: to(a)[:, :24:4] + to(b)[:, :30:5],
+    "unaligned rows": lambda to, a, b: to(a)[:, 1:17] + to(b)[:, :16],
+    "1-D step 2": lambda to, a, b: xrt.reshape(to(a), (-1,))[::2] * 3,
+    "1-D flipped, odd start": lambda to, a, b: xrt.reshape(to(a), (-1,))[-2:0:-1] - 1,
+    "1-D step 2 and a scalar array": lambda to, a, b: xrt.multiply(
+        xrt.reshape(to(a), (-1,))[1::2], to(b)[3, 3]),
+    "where gathered": lambda to, a, b: xrt.where(to(a)[:, ::2] == to(b)[:, :16],
+                                                 to(a)[:, ::2], to(b)[:, 1::2]),
+}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "int64", "complex64"])
+@pytest.mark.parametrize("name", sorted(GATHER_CASES))
+def test_gathered_rows(name, dtype):
+    a = _random(dtype, 16 * 32).reshape(16, 32)
+    b = _random(dtype, 16 * 32).reshape(16, 32)
+    got, want = both(lambda to: GATHER_CASES[name](to, a, b))
+    same(got, want)
+
+
 @pytest.mark.cuda
 def test_offsets_beyond_32_bits():
     """A view reaching past 2**31 bytes takes the 64-bit index kernel."""

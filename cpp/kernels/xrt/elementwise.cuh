@@ -192,9 +192,10 @@ __device__ __forceinline__ T load_at(const char* p, S offset, const HostValues& 
   else return p ? *reinterpret_cast<const T*>(p + offset) : host_value<T>(v, k);
 }
 
-/// Input k's VEC elements at row r, vector c of a rows layout (one value repeated when
-/// SCALAR: the input is broadcast along the row).
-template <class T, int VEC, bool SCALAR, class I, class S>
+/// Input k's VEC elements at row r, vector c of a rows layout: one value repeated when
+/// SCALAR (the input is broadcast along the row), VEC loads a row stride apart when GATHER
+/// (a step slice), one vector load otherwise.
+template <class T, int VEC, bool SCALAR, bool GATHER, class I, class S>
 __device__ __forceinline__ Vector<T, VEC> row_vector(const StridedArgs<2>& a, int k, I r, S c) {
   Vector<T, VEC> v;
   if constexpr (!is_same<T, None>) {
@@ -204,6 +205,11 @@ __device__ __forceinline__ Vector<T, VEC> row_vector(const StridedArgs<2>& a, in
       const T x = load_at<T>(p, offset, a.values, k - 1);
 #pragma unroll
       for (int j = 0; j < VEC; ++j) v.v[j] = x;
+    } else if constexpr (GATHER) {
+      const S step = S(a.stride[k][1]);
+      const char* q = p + offset + c * S(VEC) * step;
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) v.v[j] = *reinterpret_cast<const T*>(q + S(j) * step);
     } else {
       v = *reinterpret_cast<const Vector<T, VEC>*>(p + offset + c * S(VEC * sizeof(T)));
     }
@@ -236,11 +242,12 @@ __device__ __forceinline__ void strided_kernel(const StridedArgs<ND>& a) {
   }
 }
 
-/// Rows of a two-dimensional layout whose inner dimension is contiguous for every operand, or
-/// broadcast (SCALARS bit k: input k is one value per row, a bias column or a host scalar):
-/// each thread moves VEC elements of a row as one vector, one division per vector (Note
-/// [Elementwise launches]).
-template <class Fn, int VEC, unsigned SCALARS, class I>
+/// Rows of a two-dimensional layout whose inner dimension is contiguous for the output and
+/// for every input but those of SCALARS (bit k: input k is one value per row, a bias column
+/// or a host scalar) and GATHERS (bit k: input k steps through its row a few elements at a
+/// time): each thread stores VEC elements of a row as one vector, one division per vector
+/// (Note [Rows layout]).
+template <class Fn, int VEC, unsigned SCALARS, unsigned GATHERS, class I>
 __device__ __forceinline__ void rows_kernel(const StridedArgs<2>& a) {
   using S = conditional_t<sizeof(I) == 4, int, i64>;
   using Out = typename Fn::Out;
@@ -254,9 +261,12 @@ __device__ __forceinline__ void rows_kernel(const StridedArgs<2>& a) {
        t += I(gridDim.x) * blockDim.x) {
     const I r = t / cols;
     const S c = S(t - r * cols);
-    Vector<In0, VEC> v0 = row_vector<In0, VEC, (SCALARS & 1u) != 0>(a, 1, r, c);
-    Vector<In1, VEC> v1 = row_vector<In1, VEC, (SCALARS & 2u) != 0>(a, 2, r, c);
-    Vector<In2, VEC> v2 = row_vector<In2, VEC, (SCALARS & 4u) != 0>(a, 3, r, c);
+    Vector<In0, VEC> v0 = row_vector<In0, VEC, (SCALARS & 1u) != 0, (GATHERS & 1u) != 0>(
+        a, 1, r, c);
+    Vector<In1, VEC> v1 = row_vector<In1, VEC, (SCALARS & 2u) != 0, (GATHERS & 2u) != 0>(
+        a, 2, r, c);
+    Vector<In2, VEC> v2 = row_vector<In2, VEC, (SCALARS & 4u) != 0, (GATHERS & 4u) != 0>(
+        a, 3, r, c);
     Vector<Out, VEC> out;
 #pragma unroll
     for (int j = 0; j < VEC; ++j) out.v[j] = Fn::call(v0.v[j], v1.v[j], v2.v[j]);

@@ -230,11 +230,11 @@ KernelSource ElementwiseKernel::source(DType dtype, const Layout& layout,
     body = "xrt::ew::dense_kernel<" + fn + ", " + std::to_string(layout.vector) + ", " +
            std::to_string(unroll) + ", " + std::to_string(layout.scalars) + "u>(a);";
   } else if (layout.rows) {
-    name += "_r" + std::to_string(layout.vector) + "s" + std::to_string(layout.scalars) +
-            (layout.index32 ? "i32" : "i64");
+    name += "_r" + std::to_string(layout.vector) + "s" + std::to_string(layout.scalars) + "g" +
+            std::to_string(layout.gathers) + (layout.index32 ? "i32" : "i64");
     param = "xrt::ew::StridedArgs<2> a";
     body = "xrt::ew::rows_kernel<" + fn + ", " + std::to_string(layout.vector) + ", " +
-           std::to_string(layout.scalars) + "u, " +
+           std::to_string(layout.scalars) + "u, " + std::to_string(layout.gathers) + "u, " +
            (layout.index32 ? "xrt::ew::u32" : "xrt::ew::u64") + ">(a);";
   } else {
     std::string nd = std::to_string(layout.ndim);
@@ -289,26 +289,47 @@ Layout ElementwiseKernel::classify(const Plan& p) {
 // column of per-row values) collapses to two dimensions whose inner one is contiguous, or of
 // stride zero, for every operand. The strided kernel would move one element per thread with
 // a division per dimension; rows_kernel moves a 16-byte vector of a row per thread with one
-// division. It applies when the row length is a multiple of the vector and every vector
-// operand's start and row stride are aligned for it.
-void ElementwiseKernel::try_rows(DType dtype, const Plan& p, Layout& layout) const {
-  if (p.ndim != 2 || p.size[1] < 2) return;
+// division. It applies when the row length is a multiple of the vector and the output's
+// start and row stride are aligned for it. An input that steps through its row a few
+// elements at a time (`m[:, ::2].T + 1.0`, a flip), or is contiguous but not aligned for
+// vectors, is gathered: its vector's elements are loaded one by one, which on an H100 still
+// beats the strided kernel's single element per thread. A 1-D plan is one row. A wider step
+// stays strided: a thread's loads would then touch one sector each.
+void ElementwiseKernel::try_rows(DType dtype, Plan& p, Layout& layout) const {
+  constexpr int64_t kMaxStep = 4;  // elements between a gathered input's loads
+  const bool one_row = p.ndim == 1;
+  const int inner = one_row ? 0 : 1;
+  if (p.ndim > 2 || p.size[inner] < 2) return;
   int v = max_vector(dtype);
-  if (v == 1 || p.size[1] % v != 0 || p.stride[0][1] != p.item[0]) return;
-  unsigned scalars = 0;
-  for (int k = 0; k < p.nargs; ++k) {
-    if (k > 0 && p.stride[k][1] == 0) {
+  const int64_t out_bytes = p.item[0] * v;
+  if (v == 1 || p.size[inner] % v != 0 || p.stride[0][inner] != p.item[0] ||
+      (!one_row && p.stride[0][0] % out_bytes != 0) ||
+      reinterpret_cast<uintptr_t>(p.ptr[0]) % static_cast<uintptr_t>(out_bytes) != 0)
+    return;
+  unsigned scalars = 0, gathers = 0;
+  for (int k = 1; k < p.nargs; ++k) {
+    const int64_t step = p.stride[k][inner], bytes = p.item[k] * v;
+    if (step == 0) {
       scalars |= 1u << (k - 1);
-      continue;
+    } else if (step != p.item[k] || (!one_row && p.stride[k][0] % bytes != 0) ||
+               reinterpret_cast<uintptr_t>(p.ptr[k]) % static_cast<uintptr_t>(bytes) != 0) {
+      if (std::abs(step) > kMaxStep * p.item[k]) return;
+      gathers |= 1u << (k - 1);
     }
-    const int64_t bytes = p.item[k] * v;
-    if (p.stride[k][1] != p.item[k] || p.stride[k][0] % bytes != 0 ||
-        reinterpret_cast<uintptr_t>(p.ptr[k]) % static_cast<uintptr_t>(bytes) != 0)
-      return;
+  }
+  if (one_row) {
+    p.ndim = 2;
+    p.size[1] = p.size[0];
+    p.size[0] = 1;
+    for (int k = 0; k < p.nargs; ++k) {
+      p.stride[k][1] = p.stride[k][0];
+      p.stride[k][0] = 0;
+    }
   }
   layout.rows = true;
   layout.vector = v;
   layout.scalars = scalars;
+  layout.gathers = gathers;
 }
 
 // The vector width the dense kernel may use: every run must be aligned for it.

@@ -16,7 +16,7 @@
 namespace xrt::cuda::elementwise {
 
 constexpr int kSlotDims = 8;           // strided kernels of up to 8 dims are cached in slots
-constexpr int kSlots = 16 + 2 * kSlotDims + 16;  // dense, strided, rows
+constexpr int kSlots = 16 + 2 * kSlotDims + 128;  // dense, strided, rows
 
 enum class Family : uint8_t { Unary = 1, Binary = 2, Where = 3 };
 
@@ -34,12 +34,14 @@ struct Layout {
   bool rows = false;      ///< strided in two dimensions, the inner one vectorised
   int vector = 1;         ///< dense, rows: elements per load
   unsigned scalars = 0;   ///< dense: input k is one value; rows: one value per row
+  unsigned gathers = 0;   ///< rows: input k is loaded an element at a time (Note [Rows layout])
   int ndim = 1;           ///< strided: dimensions after collapsing
   bool index32 = true;    ///< strided, rows: every index and byte offset fits in 31 bits
 
   int slot() const {
     if (dense) return (vector > 1 ? 8 : 0) + static_cast<int>(scalars);
-    if (rows) return 16 + 2 * kSlotDims + 2 * static_cast<int>(scalars) + (index32 ? 1 : 0);
+    if (rows)
+      return 16 + 2 * kSlotDims + 2 * static_cast<int>(gathers << 3 | scalars) + (index32 ? 1 : 0);
     return ndim <= kSlotDims ? 16 + 2 * (ndim - 1) + (index32 ? 1 : 0) : -1;
   }
 };
@@ -73,9 +75,9 @@ class ElementwiseKernel {
 
   int unroll_of(DType dtype) const;
   static Layout classify(const Plan& p);
-  /// The rows layout of a two-dimensional strided plan, when it applies (layout unchanged
-  /// otherwise).
-  void try_rows(DType dtype, const Plan& p, Layout& layout) const;
+  /// The rows layout of a strided plan of one or two dimensions, when it applies (a 1-D plan
+  /// becomes one row); plan and layout are unchanged otherwise.
+  void try_rows(DType dtype, Plan& p, Layout& layout) const;
   int vector_elements(DType dtype, const Plan& p, unsigned scalars) const;
   CUfunction function(int device, DType dtype, const Layout& layout);
   Slots* create_slots(int device);

@@ -155,6 +155,8 @@ std::vector<KernelSample> elementwise_kernel_samples() {
         rows.index32 = true;
         rows.scalars = 0;
         add(dtype, rows);
+        rows.gathers = 1;  // a step slice
+        add(dtype, rows);
       }
     }
     samples.push_back(std::move(sample));
