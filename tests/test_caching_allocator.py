@@ -132,6 +132,25 @@ def test_best_fit_picks_the_smallest_free_block():
     assert alloc.malloc(11 * MiB) == small
 
 
+def test_blocks_that_sort_elsewhere_are_refiled_in_order():
+    """A split's remainder, and a merged block, normally take the node of the block they
+    replace in the free set (Note [Refiling a free block]); when another free block lies
+    between their sizes they are filed anew, and best fit still finds them."""
+    alloc = Fake(GiB)
+    q = alloc.malloc(8 * MiB)        # segment S0: [q 8][free 12]
+    p = alloc.malloc(19 * MiB)       # segment S1, unsplit: 20 MiB
+    alloc.free(p)                    # free blocks: 12 (in S0) and 20 (S1)
+    r = alloc.malloc(13 * MiB)       # takes the 20; its 7 MiB rest sorts before the 12
+    assert r == p
+    assert blocks_of(alloc)[r + 13 * MiB] == (7 * MiB, "free")
+    check_invariants(alloc, {q: 8 * MiB, r: 13 * MiB})
+    alloc.free(r)                    # merges with the 7 into 20 again, which sorts after the 12
+    check_invariants(alloc, {q: 8 * MiB})
+    assert alloc.malloc(12 * MiB) == q + 8 * MiB
+    assert alloc.malloc(20 * MiB) == p
+    assert alloc.raw_allocations == 2
+
+
 # ---- Streams -------------------------------------------------------------------------
 
 def test_a_freed_block_is_reused_at_once_on_its_stream():

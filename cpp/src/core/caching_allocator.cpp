@@ -53,20 +53,48 @@ void CachingAllocator::State::insert_free(CachedBlock* b) {
   if (b->is_split()) statistics.split_block_cached(event_of(b));
 }
 
-void CachingAllocator::State::erase_free(CachedBlock* b) { erase_free(b->pool->blocks.find(b)); }
-
 void CachingAllocator::State::erase_free(FreeSet::iterator it) {
   CachedBlock* b = *it;
   b->pool->blocks.erase(it);
   if (b->is_split()) statistics.split_block_uncached(event_of(b));
 }
 
-CachedBlock* CachingAllocator::State::take_free(Pool& pool, StreamId stream, size_t size) {
+FreeSet::iterator CachingAllocator::State::best_fit(Pool& pool, StreamId stream, size_t size) {
   auto it = pool.blocks.lower_bound(caching::SizeKey{stream, size});
-  if (it == pool.blocks.end() || (*it)->stream != stream) return nullptr;
+  if (it != pool.blocks.end() && (*it)->stream != stream) return pool.blocks.end();
+  return it;
+}
+
+CachedBlock* CachingAllocator::State::take_free(Pool& pool, StreamId stream, size_t size) {
+  auto it = best_fit(pool, stream, size);
+  if (it == pool.blocks.end()) return nullptr;
   CachedBlock* b = *it;
   erase_free(it);
   return b;
+}
+
+// Note [Refiling a free block]: a tiny op's allocation splits the same free block every
+// time, and its free merges the two back: the free set loses one block and gains another
+// twice per op. The newcomer usually sorts exactly where the leaver was (nothing free lies
+// between their sizes on that stream), so the set's node at `at` takes b in place: no
+// rebalancing, no node. Otherwise, an erase and an insert. The node's previous block may
+// have changed size already (a merge): erasing by iterator compares nothing. Statistics
+// are the caller's.
+void CachingAllocator::State::refile(FreeSet& set, FreeSet::iterator at, CachedBlock* b) {
+  const caching::BlockOrder less;
+  bool fits = at == set.begin() || less(*std::prev(at), b);
+  if (fits) {
+    auto after = std::next(at);
+    fits = after == set.end() || less(b, *after);
+  }
+  if (fits) {
+    // The set's value type is CachedBlock*; its nodes hold non-const storage, and the
+    // order is unchanged.
+    const_cast<CachedBlock*&>(*at) = b;
+    return;
+  }
+  set.erase(at);
+  set.insert(b);
 }
 
 // A fresh segment for a request of size (rounded), as one unsplit block; nullptr when the
@@ -120,30 +148,45 @@ void CachingAllocator::State::free_unsplit(Pool& pool) {
 // give its segment back, for a released private pool).
 void CachingAllocator::State::release_block(CachedBlock* b) {
   Pool& pool = *b->pool;
+  FreeSet& set = pool.blocks;
   report([&](auto& o) { o.block_released(event_of(b)); });
+  // Free neighbours merge into b; the merged block takes one of their nodes in the free
+  // set (Note [Refiling a free block]). Both are found before any size changes, since the
+  // set orders by size.
+  CachedBlock* prev = b->prev && b->prev->is_free() ? b->prev : nullptr;
+  CachedBlock* next = b->next && b->next->is_free() ? b->next : nullptr;
+  FreeSet::iterator node = prev ? set.find(prev) : set.end();
+  if (next) {
+    auto it = set.find(next);
+    if (node == set.end()) node = it;
+    else set.erase(it);
+  }
   // Note: the lower block survives a merge, so a segment's first block (the key of
   // `segments`) never changes.
-  if (CachedBlock* prev = b->prev; prev && prev->is_free()) {
-    erase_free(prev);
+  if (prev) {
+    statistics.split_block_uncached(event_of(prev));  // it had b for a neighbour
     prev->size += b->size;
     prev->next = b->next;
     if (b->next) b->next->prev = prev;
     recycle(b);
     b = prev;
   }
-  if (CachedBlock* next = b->next; next && next->is_free()) {
-    erase_free(next);
+  if (next) {
+    statistics.split_block_uncached(event_of(next));
     b->size += next->size;
     b->next = next->next;
     if (next->next) next->next->prev = b;
     recycle(next);
   }
   if (PrivatePool* p = pool.private_pool; p && p->released && !b->is_split()) {
+    if (node != set.end()) set.erase(node);
     free_segment(b);
     drop_if_done(p);
     return;
   }
-  insert_free(b);
+  if (node == set.end()) return insert_free(b);
+  refile(set, node, b);
+  if (b->is_split()) statistics.split_block_cached(event_of(b));
 }
 
 // Everything the cache holds that nothing uses goes back to the device.
@@ -271,8 +314,14 @@ CachedBlock* CachingAllocator::allocate(size_t nbytes, const Stream& on) {
   if (!s.pending.empty() && !s.capturing()) s.process_events();
   size_t size = round_size(nbytes);
   Pool& pool = s.pool_for(size, stream);
-  CachedBlock* b = s.take_free(pool, stream, size);
-  if (!b) b = s.new_segment(pool, stream, size);
+  CachedBlock* b = nullptr;
+  FreeSet::iterator node = s.best_fit(pool, stream, size);
+  if (node != pool.blocks.end()) {
+    b = *node;
+    if (b->is_split()) s.statistics.split_block_uncached(event_of(b));
+  } else {
+    b = s.new_segment(pool, stream, size);
+  }
   if (!b) {
     s.report([&](auto& o) { o.allocation_retried(nbytes); });
     s.release_cached();
@@ -295,7 +344,15 @@ CachedBlock* CachingAllocator::allocate(size_t nbytes, const Stream& on) {
     if (b->next) b->next->prev = r;
     b->next = r;
     b->size = size;
-    s.insert_free(r);
+    // The remainder takes the taken block's node (Note [Refiling a free block]).
+    if (node != pool.blocks.end()) {
+      s.refile(pool.blocks, node, r);
+      s.statistics.split_block_cached(event_of(r));
+    } else {
+      s.insert_free(r);
+    }
+  } else if (node != pool.blocks.end()) {
+    pool.blocks.erase(node);
   }
   b->allocated = true;
   b->requested = nbytes;

@@ -52,9 +52,11 @@ struct CachingAllocator::State {
   void recycle(CachedBlock* b);
   caching::Pool& pool_for(size_t size, StreamId stream);
   void insert_free(CachedBlock* b);
-  void erase_free(CachedBlock* b);
   void erase_free(caching::FreeSet::iterator it);
+  /// The best-fit free block of stream for size, still in its set (end() when none).
+  caching::FreeSet::iterator best_fit(caching::Pool& pool, StreamId stream, size_t size);
   CachedBlock* take_free(caching::Pool& pool, StreamId stream, size_t size);
+  void refile(caching::FreeSet& set, caching::FreeSet::iterator at, CachedBlock* b);
   CachedBlock* new_segment(caching::Pool& pool, StreamId stream, size_t size);
   void free_segment(CachedBlock* b);
   void free_unsplit(caching::Pool& pool);

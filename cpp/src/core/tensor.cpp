@@ -88,11 +88,30 @@ int normalize_axis(int64_t axis, int ndim) {
   return static_cast<int>(axis < 0 ? axis + ndim : axis);
 }
 
+// Note: one pass makes the strides and checks the sizes, where the checks, the byte count
+// and contiguous_strides each walked the shape (a tiny op's host time follows its code
+// lines: Note [Where the host time of a tiny op goes]).
 Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
-  for (int64_t d : shape)
+  Tensor t;
+  t.shape_ = shape;
+  t.strides_ = shape;  // the room, overwritten below
+  t.dtype_ = dtype;
+  int64_t step = 1, numel = 1;
+  bool overflow = false;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    int64_t d = shape[i];
     if (d < 0) throw ValueError("negative dimensions are not allowed: " + shape_str(shape));
-  auto storage = Storage::allocate(static_cast<size_t>(shape_nbytes(shape, dtype)), device);
-  return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
+    t.strides_[i] = step;
+    // Past a zero-size axis the strides are never used: wrap rather than overflow.
+    step = static_cast<int64_t>(static_cast<uint64_t>(step) * static_cast<uint64_t>(d > 0 ? d : 1));
+    overflow |= __builtin_mul_overflow(numel, d, &numel);
+  }
+  int64_t nbytes = 0;
+  if (overflow || __builtin_mul_overflow(numel, static_cast<int64_t>(xrt::itemsize(dtype)),
+                                         &nbytes))
+    nbytes = shape_nbytes(shape, dtype);  // throws, or 0 for a zero-size overflow
+  t.storage_ = Storage::allocate(static_cast<size_t>(nbytes), device);
+  return t;
 }
 
 bool Tensor::is_broadcast() const {
