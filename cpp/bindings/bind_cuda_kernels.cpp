@@ -168,6 +168,21 @@ void launch(UserKernel& kernel, nb::handle grid, nb::handle block, nb::handle ar
   launch_packed(kernel, g, b, shared_bytes, stream, device, buffer);
 }
 
+/// RawKernel's call (kernel(grid, block, args, shared_mem=0, stream=None)): a stream that
+/// is not ours (torch's, CuPy's, anything with __cuda_stream__) goes through the Python
+/// layer's as_stream first. Bound as the type's __call__, so that a launch from Python runs
+/// no Python frame of ours.
+void call_kernel(UserKernel& kernel, nb::handle grid, nb::handle block, nb::handle args,
+                 size_t shared_bytes, nb::handle stream) {
+  if (stream.is_none() || nb::isinstance<Stream>(stream))
+    return launch(kernel, grid, block, args, shared_bytes, stream);
+  // Leaked on purpose: a static nb::object would be released after the interpreter.
+  static PyObject* as_stream =
+      nb::object(nb::module_::import_("xpuruntime.kernels._raw").attr("as_stream")).release().ptr();
+  nb::object ours = nb::handle(as_stream)(stream);
+  launch(kernel, grid, block, args, shared_bytes, ours);
+}
+
 /// Note [Replaying a user kernel call]: ElementwiseKernel and ReductionKernel keep, per
 /// layout of their arguments, what a call needs beyond the arguments themselves (the plan,
 /// the scalar conversions, the outputs to allocate). The layout is these bytes: per tensor
@@ -310,7 +325,11 @@ void bind_cuda_kernels(nb::module_& m) {
       }, nb::arg("device"), nb::arg("attribute"), "cuFuncGetAttribute of the function.")
       .def("launch", &launch, nb::arg("grid"), nb::arg("block"), nb::arg("args"),
            nb::arg("shared_mem") = 0, nb::arg("stream").none() = nb::none(),
-           "Launches on stream (None: the current stream of the arguments' device).");
+           "Launches on stream (None: the current stream of the arguments' device).")
+      .def("__call__", &call_kernel, nb::arg("grid"), nb::arg("block"), nb::arg("args"),
+           nb::arg("shared_mem") = 0, nb::arg("stream").none() = nb::none(),
+           "Launches on stream: None (the current stream of the arguments' device), an "
+           "xpuruntime Stream, or a stream of another library.");
   nb::class_<Replay>(m, "_Replay",
                      "A recorded user kernel call, replayed from C++ (Note [Replaying a user "
                      "kernel call]).")

@@ -76,10 +76,14 @@ def as_stream(stream):
                     f"or None; got {type(stream).__name__}")
 
 
-class RawKernel:
+class RawKernel(_cuda._UserKernel):
     """``RawKernel(code, name, options=(), backend='nvrtc', jitify=False)``: the kernel
     ``name`` (extern "C") of CUDA C++ ``code``, launched as ``kernel(grid, block, args,
-    shared_mem=0, stream=None)``."""
+    shared_mem=0, stream=None)``.
+
+    The call is the compiled base class's ``__call__`` (C++): a launch runs no Python frame
+    of ours. ``stream`` may be an xpuruntime Stream or any other library's stream
+    (``as_stream``)."""
 
     def __init__(self, code, name, options=(), backend="nvrtc", *, translate_cucomplex=False,
                  enable_cooperative_groups=False, jitify=False, _name_expressions=()):
@@ -88,17 +92,10 @@ class RawKernel:
         if not isinstance(name, str) or not name:
             raise TypeError("name must be the kernel's name (a non-empty str)")
         check_backend(backend, jitify, translate_cucomplex, enable_cooperative_groups)
+        super().__init__(code, name, nvrtc_options(options), list(_name_expressions))
         self.code = code
-        self.name = name
         self.options = tuple(options) if not isinstance(options, str) else (options,)
         self.backend = backend
-        self._kernel = _cuda._UserKernel(code, name, nvrtc_options(options),
-                                         list(_name_expressions))
-
-    def __call__(self, grid, block, args, shared_mem=0, stream=None):
-        if stream is not None and type(stream) is not Stream:
-            stream = as_stream(stream)
-        self._kernel.launch(grid, block, args, shared_mem, stream)
 
     def _kernel_options(self):
         return nvrtc_options(self.options)
@@ -106,17 +103,17 @@ class RawKernel:
     def compile(self, device=None):
         """Compiles for ``device`` (an index; the current device by default) now; a launch
         compiles on demand. CudaError with NVRTC's log when the source does not compile."""
-        self._kernel.compile(_cuda.current_device() if device is None else int(device))
+        super().compile(_cuda.current_device() if device is None else int(device))
 
     @property
     def attributes(self):
         """The function's attributes on the current device (CuPy's names)."""
         device = _cuda.current_device()
-        return {k: self._kernel.attribute(device, v) for k, v in _ATTRIBUTES.items()}
+        return {k: self.attribute(device, v) for k, v in _ATTRIBUTES.items()}
 
     def __getattr__(self, name):
         if name in _ATTRIBUTES:
-            return self._kernel.attribute(_cuda.current_device(), _ATTRIBUTES[name])
+            return self.attribute(_cuda.current_device(), _ATTRIBUTES[name])
         raise AttributeError(name)
 
     def __repr__(self):
