@@ -31,6 +31,14 @@
 // 22, binary_on 18 of its own, CachingAllocator::allocate 17 (each op splits a 512-byte
 // block from a free one, and the free merges it back), Tensor::empty 11, the dispatcher's
 // lookup 9, launch 8.
+//
+// The allocation's share, measured on H100 hosts in C++ as `add` minus `add_inplace` (the
+// result's allocation, Tensor and free): 0.14-0.56 us a call before Note [Refiling a free
+// block], 0.25-0.30 after (2026-11-27, four processes each, alternating, on one host); a
+// cached malloc+free pair alone went from 77-92 to 43 ns on a 2-core VM. `a + b` from
+// Python then took 4.00 us on an H100 host whose bare cuLaunchKernel took 3.37, and
+// 4.13 / 5.13 us in two later runs there (launch 3.13 / 3.61): the host's own noise is of
+// the size of our part.
 #include <algorithm>
 #include <chrono>
 #include <functional>
