@@ -191,6 +191,30 @@ def test_astype_keeps_the_layout(device):
     assert to_numpy(x)[0, 0] == 0.0
 
 
+def test_like_functions_keep_the_layout(device):
+    """empty_like, zeros_like, ones_like and full_like lay their results out as x is, as
+    NumPy's order='K' does, so that `out = zeros_like(m.T); out += m.T` is dense."""
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = tensor(a, device)
+    views = [(x.T, a.T), (x[::-1, ::2].T, a[::-1, ::2].T), (x, a),
+             (xrt.broadcast_to(x[0], (4, 6)), np.broadcast_to(a[0], (4, 6)))]
+    for view, like in views:
+        # A broadcast axis tells nothing (PyTorch's rule): C order, where NumPy puts it inside.
+        want = (6, 1) if 0 in view.strides else element_strides(np.empty_like(like))
+        for result, value in [(xrt.zeros_like(view), 0), (xrt.ones_like(view, dtype=xrt.int8), 1),
+                              (xrt.full_like(view, 2.5), 2.5), (xrt.empty_like(view), None)]:
+            assert result.shape == view.shape
+            assert result.strides == want
+            if value is not None:
+                assert_tensor_equal(result, np.full(like.shape, value, np.dtype(result.dtype.name)))
+    out = xrt.zeros_like(x.T)
+    out += x.T
+    assert_tensor_equal(out, a.T)
+    assert out.strides == (1, 6)
+    with pytest.raises((ValueError, OverflowError)):
+        xrt.full_like(xrt.astype(x.T, xrt.int8), 300)
+
+
 def test_a_copying_asarray_is_row_major(device):
     # asarray(copy=True) is what callers use for a contiguous copy (the sessions' inputs)
     a = np.arange(12, dtype=np.float32).reshape(3, 4)

@@ -22,6 +22,9 @@ Tensor empty(const Dims& shape, DType dtype, Device device);
 Tensor empty_following(const Dims& shape, DType dtype, Device device,
                        std::initializer_list<const Tensor*> inputs);
 Tensor full(const Dims& shape, const Scalar& value, DType dtype, Device device);
+/// value everywhere, laid out as empty_following lays out (the *_like functions).
+Tensor full_following(const Dims& shape, const Scalar& value, DType dtype, Device device,
+                      std::initializer_list<const Tensor*> inputs);
 /// Values start, start+step, ... below stop (above it for a negative step).
 Tensor arange(const Scalar& start, const Scalar& stop, const Scalar& step, DType dtype,
               Device device);

@@ -42,13 +42,17 @@ Tensor triangle(const char* op, const Tensor& x, int64_t k) {
 
 }  // namespace
 
+// Note: laid out as x is (NumPy's order='K', PyTorch's preserved memory format), so that
+// `out = zeros_like(m.T); out += m.T` walks both in memory order (Note [Result layout]).
 Tensor empty_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
-  return empty(x.shape(), dtype.value_or(x.dtype()), device.value_or(x.device()));
+  return empty_following(x.shape(), dtype.value_or(x.dtype()), device.value_or(x.device()),
+                         {&x});
 }
 
 Tensor full_like(const Tensor& x, const Scalar& value, std::optional<DType> dtype,
                  std::optional<Device> device) {
-  return full(x.shape(), value, dtype.value_or(x.dtype()), device.value_or(x.device()));
+  return full_following(x.shape(), value, dtype.value_or(x.dtype()),
+                        device.value_or(x.device()), {&x});
 }
 
 Tensor eye(int64_t n_rows, std::optional<int64_t> n_cols, int64_t k, DType dtype,

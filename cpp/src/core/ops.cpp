@@ -125,8 +125,13 @@ Tensor empty_following(const Dims& shape, DType dtype, Device device,
 }
 
 Tensor full(const Dims& shape, const Scalar& value, DType dtype, Device device) {
+  return full_following(shape, value, dtype, device, {});
+}
+
+Tensor full_following(const Dims& shape, const Scalar& value, DType dtype, Device device,
+                      std::initializer_list<const Tensor*> inputs) {
   check_fits(value, dtype);
-  Tensor out = empty(shape, dtype, device);
+  Tensor out = empty_following(shape, dtype, device, inputs);
   OpAttrs attrs;
   attrs.value = value;
   run_op(BuiltinOps::get().fill, {}, out, &attrs);
