@@ -75,6 +75,25 @@ def test_from_dlpack_accepts_a_bare_capsule():
                             np.arange(4, dtype=np.int16))
 
 
+def test_producers_with_dlpack_on_the_object_or_its_type():
+    """__dlpack__ is found on the producer's type (the fast lookup) or, failing that, on the
+    object itself; an object with neither is a TypeError, for from_dlpack and asarray alike."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    class Holder:
+        pass
+
+    held = Holder()
+    held.__dlpack__ = a.__dlpack__
+    held.__dlpack_device__ = a.__dlpack_device__
+    for convert in (xrt.from_dlpack, xrt.asarray):
+        assert_tensor_equal(convert(held), a)
+    with pytest.raises(TypeError, match="does not support DLPack"):
+        xrt.from_dlpack(Holder())
+    with pytest.raises(TypeError):
+        xrt.asarray(Holder())
+
+
 def test_dlpack_device_of_a_cpu_tensor():
     device = xrt.zeros(3).__dlpack_device__()
     assert tuple(int(v) for v in device) == (CPU, 0)

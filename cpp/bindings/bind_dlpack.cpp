@@ -289,35 +289,46 @@ Tensor import_capsule(nb::handle capsule) {
   std::string_view n(name);
   if (n == kUsedVersioned || n == kUsedLegacy)
     throw BufferError("this DLPack capsule was already consumed (a capsule can be imported once)");
-  Tensor t;
   if (n == kVersioned) {
-    t = dl::import_versioned(static_cast<dl::DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, name)));
+    Tensor t = dl::import_versioned(
+        static_cast<dl::DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, name)));
     PyCapsule_SetName(c, kUsedVersioned);
-  } else if (n == kLegacy) {
-    t = dl::import_legacy(static_cast<dl::DLManagedTensor*>(PyCapsule_GetPointer(c, name)));
-    PyCapsule_SetName(c, kUsedLegacy);
-  } else {
-    throw TypeError("expected a DLPack capsule ('dltensor' or 'dltensor_versioned'), got a "
-                    "capsule named '" + std::string(n) + "'");
+    return t;
   }
-  return t;
+  if (n == kLegacy) {
+    Tensor t = dl::import_legacy(static_cast<dl::DLManagedTensor*>(PyCapsule_GetPointer(c, name)));
+    PyCapsule_SetName(c, kUsedLegacy);
+    return t;
+  }
+  throw TypeError("expected a DLPack capsule ('dltensor' or 'dltensor_versioned'), got a "
+                  "capsule named '" + std::string(n) + "'");
 }
 
-// Interned names and keyword tuples for the producer call.
+// Interned names and keyword tuples for the producer call. Note: interned keywords let a
+// producer's argument parser match them by identity (NumPy's compares strings otherwise).
 struct Names {
   PyObject* dlpack = PyUnicode_InternFromString("__dlpack__");
   PyObject* dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
+  PyObject* max_version = PyUnicode_InternFromString("max_version");
+  PyObject* stream = PyUnicode_InternFromString("stream");
+  PyObject* copy = PyUnicode_InternFromString("copy");
   PyObject* version = Py_BuildValue("(ii)", 1, 1);
   // Indexed by (stream given) * 2 + (copy given), after max_version.
-  PyObject* kw[4] = {Py_BuildValue("(s)", "max_version"),
-                     Py_BuildValue("(ss)", "max_version", "copy"),
-                     Py_BuildValue("(ss)", "max_version", "stream"),
-                     Py_BuildValue("(sss)", "max_version", "stream", "copy")};
-  PyObject* kw_stream = Py_BuildValue("(s)", "stream");
+  PyObject* kw[4] = {PyTuple_Pack(1, max_version), PyTuple_Pack(2, max_version, copy),
+                     PyTuple_Pack(2, max_version, stream),
+                     PyTuple_Pack(3, max_version, stream, copy)};
+  PyObject* kw_stream = PyTuple_Pack(1, stream);
 };
 const Names& names() {
   static const Names* n = new Names();
   return *n;
+}
+
+// The device a producer's (device_type, device_id) names, if we address it.
+std::optional<Device> device_of_producer(int32_t type, int32_t id) {
+  if (type == dl::kDLCPU || type == dl::kDLCUDAHost) return kCPU;
+  if (type != dl::kDLCUDA && type != dl::kDLCUDAManaged) return std::nullopt;
+  return dl::device_from_dlpack(type, id);
 }
 
 // Where a producer's data lives (from __dlpack_device__; nullopt when it cannot say or
@@ -330,22 +341,32 @@ std::optional<Device> producer_device(nb::handle obj) {
     return std::nullopt;
   }
   nb::object device = nb::steal(result);
+  int32_t type, id;
+  if (PyTuple_Check(result) && PyTuple_GET_SIZE(result) == 2 &&
+      PyLong_Check(PyTuple_GET_ITEM(result, 0)) && PyLong_Check(PyTuple_GET_ITEM(result, 1))) {
+    // The usual answer, ints (or IntEnums, NumPy's): read without the general conversions.
+    long long t = PyLong_AsLongLong(PyTuple_GET_ITEM(result, 0));
+    long long i = PyLong_AsLongLong(PyTuple_GET_ITEM(result, 1));
+    if (t >= 0 && t <= INT32_MAX && i >= 0 && i <= INT32_MAX) {
+      type = static_cast<int32_t>(t);
+      id = static_cast<int32_t>(i);
+      return device_of_producer(type, id);
+    }
+    PyErr_Clear();  // out of range (or an overflow): the general path says why
+  }
   auto broken = [&] {
     return BufferError("from_dlpack: __dlpack_device__ returned " +
                        std::string(nb::repr(device).c_str()) +
                        "; expected a (device_type, device_id) tuple of ints");
   };
   if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) throw broken();
-  int32_t type, id;
   try {
     type = static_cast<int32_t>(bounded_int_arg(device[0], "device_type", 0, INT32_MAX));
     id = static_cast<int32_t>(bounded_int_arg(device[1], "device_id", 0, INT32_MAX));
   } catch (const std::exception&) {
     throw broken();
   }
-  if (type == dl::kDLCPU || type == dl::kDLCUDAHost) return kCPU;
-  if (type != dl::kDLCUDA && type != dl::kDLCUDAManaged) return std::nullopt;
-  return dl::device_from_dlpack(type, id);
+  return device_of_producer(type, id);
 }
 
 // Calls obj.__dlpack__(max_version=(1, 1)[, stream=...][, copy=...]). A producer that does
@@ -384,6 +405,12 @@ nb::object call_producer(nb::handle obj, std::optional<int64_t> stream, std::opt
 
 }  // namespace
 
+bool has_dlpack(nb::handle obj) {
+  const Names& n = names();
+  return PyObject_HasAttr(reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr())), n.dlpack) ||
+         PyObject_HasAttr(obj.ptr(), n.dlpack);  // rare: set on the object itself
+}
+
 Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy) {
   const Tensor* tensor = tensor_of(obj);  // Note [Tensor checks]
   bool is_tensor = tensor != nullptr;
@@ -391,28 +418,22 @@ Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<b
   if (!is_tensor && !is_capsule && !device && !copy)
     if (const dl::ExchangeAPI* api = exchange_api_of(obj))
       return import_through_exchange(*api, obj);  // no device, no copy: nothing to finish
-  Tensor t;
   bool producer_copied = false;
-  if (is_tensor) {
-    t = *tensor;
-  } else if (is_capsule) {
-    t = import_capsule(obj);
-  } else {
-    if (!PyObject_HasAttrString(obj.ptr(), "__dlpack__"))
-      throw TypeError("from_dlpack: an object of type '" +
-                      std::string(nb::type_name(obj.type()).c_str()) +
-                      "' does not support DLPack (it has no __dlpack__ method)");
-    // Note: the producer is never asked to move its data (dl_device): many cannot, and
-    // finish_import moves it in order on our current stream, which the producer's stream
-    // handshake has made wait for its work.
-    dl::ImportRequest request = dl::plan_import(producer_device(obj), device, copy);
-    nb::object capsule = call_producer(obj, request.stream, request.copy, &producer_copied);
-    if (!PyCapsule_CheckExact(capsule.ptr()))
-      throw TypeError("__dlpack__ of '" + std::string(nb::type_name(obj.type()).c_str()) +
-                      "' returned something other than a capsule");
-    t = import_capsule(capsule);
-  }
-  return dl::finish_import(t, device, copy, producer_copied);
+  if (is_tensor) return dl::finish_import(*tensor, device, copy, false);
+  if (is_capsule) return dl::finish_import(import_capsule(obj), device, copy, false);
+  if (!has_dlpack(obj))
+    throw TypeError("from_dlpack: an object of type '" +
+                    std::string(nb::type_name(obj.type()).c_str()) +
+                    "' does not support DLPack (it has no __dlpack__ method)");
+  // Note: the producer is never asked to move its data (dl_device): many cannot, and
+  // finish_import moves it in order on our current stream, which the producer's stream
+  // handshake has made wait for its work.
+  dl::ImportRequest request = dl::plan_import(producer_device(obj), device, copy);
+  nb::object capsule = call_producer(obj, request.stream, request.copy, &producer_copied);
+  if (!PyCapsule_CheckExact(capsule.ptr()))
+    throw TypeError("__dlpack__ of '" + std::string(nb::type_name(obj.type()).c_str()) +
+                    "' returned something other than a capsule");
+  return dl::finish_import(import_capsule(capsule), device, copy, producer_copied);
 }
 
 void bind_dlpack(nb::module_& m) {

@@ -60,6 +60,8 @@ Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device>
                std::optional<bool> copy);
 /// The standard's from_dlpack.
 Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy);
+/// obj has __dlpack__: looked up on its type first (no bound method is made), then on obj.
+bool has_dlpack(nb::handle obj);
 
 /// A dispatcher decision as explain() shows it.
 nb::dict record_dict(const DecisionRecord& r);

@@ -296,7 +296,7 @@ Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device>
     DType d = dtype.value_or(dtype_for_fill(*s));
     return full(Dims{}, *s, d, device.value_or(default_device()));
   }
-  if (PyObject_HasAttrString(obj.ptr(), "__dlpack__")) {
+  if (has_dlpack(obj)) {
     Tensor t = from_dlpack(obj, std::nullopt, copy == true && !dtype && !device ? copy : std::nullopt);
     return finish(t, copy == true && !dtype && !device);
   }

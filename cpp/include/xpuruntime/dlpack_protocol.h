@@ -44,7 +44,7 @@ ImportRequest plan_import(std::optional<Device> producer_device, std::optional<D
 
 /// `from_dlpack`'s last step for an imported tensor: moves it to device (BufferError when
 /// that needs a copy and copy=False) or copies it when copy=True and the producer did not.
-Tensor finish_import(const Tensor& t, std::optional<Device> device, std::optional<bool> copy,
+Tensor finish_import(Tensor t, std::optional<Device> device, std::optional<bool> copy,
                      bool producer_copied);
 
 }  // namespace xrt::dlpack

@@ -77,7 +77,8 @@ ImportRequest plan_import(std::optional<Device> producer_device, std::optional<D
   return request;
 }
 
-Tensor finish_import(const Tensor& t, std::optional<Device> device, std::optional<bool> copy,
+// Note: t by value, so that a fresh import is moved through rather than copied.
+Tensor finish_import(Tensor t, std::optional<Device> device, std::optional<bool> copy,
                      bool producer_copied) {
   if (device && *device != t.device()) {
     if (copy == false)
