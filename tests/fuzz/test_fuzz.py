@@ -17,6 +17,9 @@ TARGETS = [
     ("targets_shapes", "ranges_refuse_lengths_past_int64"),
     ("targets_policies", "policies_from_names"),
     ("targets_policies", "policies_from_json"),
+    ("targets_public_api", "every_function_takes_each_odd_value"),
+    ("targets_public_api", "functions_refuse_odd_combinations"),
+    ("targets_public_api", "tensor_methods_refuse_odd_arguments"),
 ]
 
 
