@@ -306,6 +306,18 @@ def test_raw_kernel_launch_without_cuda_is_an_error():
         k((1,), (1,), ())
 
 
+def test_raw_kernel_call_converts_its_stream_before_launching():
+    """The call is the compiled class's C++ __call__; a stream that is not ours goes through
+    as_stream first, so a bad one is a TypeError whether or not CUDA is there."""
+    k = xrt.RawKernel('extern "C" __global__ void k() {}', "k")
+    assert isinstance(k, xrt.RawKernel) and k.name == "k"
+    for bad in (object(), 5, "stream"):
+        with pytest.raises(TypeError, match="stream must be"):
+            k((1,), (1,), (), stream=bad)
+        with pytest.raises(TypeError, match="stream must be"):
+            k((1,), (1,), (), 0, bad)
+
+
 # ---- user kernels in the registry --------------------------------------------------------
 
 

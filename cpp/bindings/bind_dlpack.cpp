@@ -324,13 +324,6 @@ const Names& names() {
   return *n;
 }
 
-// The device a producer's (device_type, device_id) names, if we address it.
-std::optional<Device> device_of_producer(int32_t type, int32_t id) {
-  if (type == dl::kDLCPU || type == dl::kDLCUDAHost) return kCPU;
-  if (type != dl::kDLCUDA && type != dl::kDLCUDAManaged) return std::nullopt;
-  return dl::device_from_dlpack(type, id);
-}
-
 // Where a producer's data lives (from __dlpack_device__; nullopt when it cannot say or
 // names a device we do not address). An answer that is not a pair of ints is a broken
 // producer: BufferError saying what came back.
@@ -341,32 +334,25 @@ std::optional<Device> producer_device(nb::handle obj) {
     return std::nullopt;
   }
   nb::object device = nb::steal(result);
-  int32_t type, id;
-  if (PyTuple_Check(result) && PyTuple_GET_SIZE(result) == 2 &&
-      PyLong_Check(PyTuple_GET_ITEM(result, 0)) && PyLong_Check(PyTuple_GET_ITEM(result, 1))) {
-    // The usual answer, ints (or IntEnums, NumPy's): read without the general conversions.
-    long long t = PyLong_AsLongLong(PyTuple_GET_ITEM(result, 0));
-    long long i = PyLong_AsLongLong(PyTuple_GET_ITEM(result, 1));
-    if (t >= 0 && t <= INT32_MAX && i >= 0 && i <= INT32_MAX) {
-      type = static_cast<int32_t>(t);
-      id = static_cast<int32_t>(i);
-      return device_of_producer(type, id);
-    }
-    PyErr_Clear();  // out of range (or an overflow): the general path says why
-  }
   auto broken = [&] {
     return BufferError("from_dlpack: __dlpack_device__ returned " +
                        std::string(nb::repr(device).c_str()) +
                        "; expected a (device_type, device_id) tuple of ints");
   };
-  if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) throw broken();
+  // Note: the tuple's items are read in place (an accessor would look each one up anew).
+  if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 2) throw broken();
+  int32_t type, id;
   try {
-    type = static_cast<int32_t>(bounded_int_arg(device[0], "device_type", 0, INT32_MAX));
-    id = static_cast<int32_t>(bounded_int_arg(device[1], "device_id", 0, INT32_MAX));
+    type = static_cast<int32_t>(
+        bounded_int_arg(PyTuple_GET_ITEM(result, 0), "device_type", 0, INT32_MAX));
+    id = static_cast<int32_t>(
+        bounded_int_arg(PyTuple_GET_ITEM(result, 1), "device_id", 0, INT32_MAX));
   } catch (const std::exception&) {
     throw broken();
   }
-  return device_of_producer(type, id);
+  if (type == dl::kDLCPU || type == dl::kDLCUDAHost) return kCPU;
+  if (type != dl::kDLCUDA && type != dl::kDLCUDAManaged) return std::nullopt;
+  return dl::device_from_dlpack(type, id);
 }
 
 // Calls obj.__dlpack__(max_version=(1, 1)[, stream=...][, copy=...]). A producer that does
