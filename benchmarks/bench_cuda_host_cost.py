@@ -14,8 +14,9 @@ Two figures a case:
 
 The first rows split our cost into the pieces every op pays, timed in C++ (no Python): the
 driver's launch of an empty kernel (and its variants), the context check, the current-stream
-lookup, a cached allocation with its free, and the whole add in C++. The last rows replay a
-CUDA graph of GRAPH_OPS adds, per add.
+lookup, a cached allocation with its free, and the whole add in C++. Then `a + b` from
+Python, timed in the same rounds as the bare launch, and their difference: our part. The last
+rows replay a CUDA graph of GRAPH_OPS adds, per add.
 
     python benchmarks/bench_cuda_host_cost.py
 """
@@ -63,6 +64,15 @@ def main():
     xa, xb = xrt.from_dlpack(ta), xrt.from_dlpack(tb)
     ca, cb = cp.from_dlpack(ta), cp.from_dlpack(tb)
     hb = xrt.ones(16)
+
+    # Issue 18's goal is our part of `a + b`: its time less the bare launch's. The two take
+    # turns in the same rounds (the Python call made from C++, as a loop would make it), so
+    # that the host's drift between rows does not enter the difference.
+    paired = xrt._core._cuda._host_costs(100000, lambda: xa + xb)
+    ours_part = paired["call_ns"] - paired["launch_ns"]
+    rows.append(("a + b | bare launch, same rounds",
+                 f"{paired['call_ns'] / 1000:.3f} | {paired['launch_ns'] / 1000:.3f} us",
+                 "", "", f"ours: {ours_part / 1000:.3f} us"))
 
     # Graphs of GRAPH_OPS adds (inputs and outputs fixed at capture), replayed whole.
     graph = xrt.cuda.CUDAGraph()

@@ -59,11 +59,19 @@ void launch(const std::string& source, const std::string& name, const std::vecto
   cuda::launch(fn, g, b, shared_bytes, current_stream(where), pointers.data());
 }
 
-nb::dict host_costs(int count) {
+// With a Python callable, the GIL stays held: the callable runs between the launches.
+nb::dict host_costs(int count, nb::handle call) {
   cuda::HostCosts costs;
-  {
+  if (call.is_none()) {
     nb::gil_scoped_release release;
     costs = cuda::measure_host_costs(count);
+  } else {
+    if (!PyCallable_Check(call.ptr())) throw TypeError("_host_costs: call must be callable");
+    costs = cuda::measure_host_costs(count, [&] {
+      PyObject* r = PyObject_CallNoArgs(call.ptr());
+      if (!r) throw nb::python_error();
+      Py_DECREF(r);
+    });
   }
   nb::dict d;
   d["launch_ns"] = costs.launch_ns;
@@ -77,16 +85,18 @@ nb::dict host_costs(int count) {
   d["empty_ns"] = costs.empty_ns;
   d["add_inplace_ns"] = costs.add_inplace_ns;
   d["add_ns"] = costs.add_ns;
+  if (costs.call_ns >= 0) d["call_ns"] = costs.call_ns;
   return d;
 }
 
 }  // namespace
 
 void bind_cuda_jit(nb::module_& m) {
-  m.def("_host_costs", &host_costs, nb::arg("count") = 100000,
+  m.def("_host_costs", &host_costs, nb::arg("count") = 100000, nb::arg("call") = nb::none(),
         "Host ns per call of the pieces every CUDA op pays, and of 16-float32 adds, in C++ on "
         "the current device and stream (HostCosts in xpuruntime/cuda/libraries.h); launching "
-        "pieces are timed in bursts while a spin kernel holds the GPU.");
+        "pieces are timed in bursts while a spin kernel holds the GPU. `call`, a Python "
+        "callable, is timed in the same rounds as the bare launches (call_ns).");
   m.def("jit_cache_info", [] {
     cuda::JitCacheInfo info = cuda::jit_cache_info();
     nb::dict d;

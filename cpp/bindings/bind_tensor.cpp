@@ -49,8 +49,21 @@ std::optional<Tensor> operand(const Tensor& self, nb::handle other) {
   return scalar_tensor(*s, dtype, self.device());
 }
 
+// Note [Pooled Tensor objects]: every op makes a Python object for its result and most
+// results die soon. nanobind (3.1 and later) can keep a dead object's memory for the next
+// one (nb::pooled): the Python allocation, and nanobind's registration of the C++ address in
+// its instance table and the removal from it, are skipped. The C++ Tensor is destroyed at
+// once as before (its memory goes back to the allocator); only the Python shell waits, up
+// to kPooledTensorObjects of them. Python subclasses of Tensor are not pooled.
+#if NB_VERSION_MAJOR > 3 || (NB_VERSION_MAJOR == 3 && NB_VERSION_MINOR >= 1)
+constexpr uint32_t kPooledTensorObjects = 128;
+#define XRT_TENSOR_POOL , nb::pooled(kPooledTensorObjects)
+#else
+#define XRT_TENSOR_POOL
+#endif
+
 void bind_tensor(nb::module_& m) {
-  nb::class_<Tensor>(m, "Tensor", nb::is_weak_referenceable(),
+  nb::class_<Tensor>(m, "Tensor", nb::is_weak_referenceable() XRT_TENSOR_POOL,
                      "An n-dimensional array on a device (Array API array).")
       .def_prop_ro("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
       .def_prop_ro("device", &Tensor::device)

@@ -79,7 +79,7 @@ extern "C" __global__ void xrt_spin(unsigned long long ns) {
 
 }  // namespace
 
-HostCosts measure_host_costs(int count) {
+HostCosts measure_host_costs(int count, const std::function<void()>& call) {
   if (count <= 0) throw ValueError("count must be positive");
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point start) {
@@ -145,11 +145,15 @@ HostCosts measure_host_costs(int count) {
       [&] { XRT_CU(cuLaunchKernel, nothing96, 1, 1, 1, 128, 1, 1, 0, stream, nullptr, extra); },
       [&] {
         if (ex) check(ex(&config, nothing96, params96, nullptr), "cuLaunchKernelEx");
+      },
+      [&] {
+        if (call) call();
       }});
   costs.launch_ns = launches[0];
   costs.launch_args96_ns = launches[1];
   costs.launch_extra_ns = launches[2];
   if (ex) costs.launch_ex_ns = launches[3];
+  if (call) costs.call_ns = launches[4];
   // The GPU's own time per launch, back to back (what a long loop of launches measures).
   XRT_CU(cuStreamSynchronize, stream);
   costs.launch_loop_ns = per_call([&] { launch(nothing, {1}, {128}, 0, stream, args); });

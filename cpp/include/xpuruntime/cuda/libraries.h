@@ -2,6 +2,8 @@
 // cuFFT's plan caches, the SVD's Jacobi sweeps, kernel warm-up, and the host cost of the
 // pieces every CUDA op pays.
 #pragma once
+
+#include <functional>
 #include <cstdint>
 
 namespace xrt::cuda {
@@ -45,7 +47,10 @@ struct HostCosts {
   double empty_ns = 0;           ///< empty({16}, float32) on the device, and its free
   double add_inplace_ns = 0;     ///< binary_inplace(add) of 16 float32: the whole op, in C++
   double add_ns = 0;             ///< binary(add) of 16 float32, its output freed: likewise
+  double call_ns = -1;           ///< the caller's `call`, timed in the launches' rounds (-1: none)
 };
-HostCosts measure_host_costs(int count);
+/// `call`, when given, is timed in the same rounds as the bare launches, taking turns with
+/// them: a Python `a + b` against the driver's launch, with the host's clock the same for both.
+HostCosts measure_host_costs(int count, const std::function<void()>& call = {});
 
 }  // namespace xrt::cuda
