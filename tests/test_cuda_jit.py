@@ -230,6 +230,34 @@ def test_host_costs_measure_every_piece():
 
 
 @pytest.mark.cuda
+def test_host_costs_time_a_python_burst_beside_the_launches():
+    """A Python burst of adds is timed per op in the launches' rounds; every burst runs in
+    full, an exception from it comes through, and bad arguments are clear errors."""
+    a = xrt.ones(16, device="cuda")
+    calls = []
+
+    def burst():
+        calls.append(1)
+        for _ in range(10):
+            a + a
+
+    costs = _core._cuda._host_costs(200, burst, 10)
+    assert costs["burst_op_ns"] > 0
+    assert len(calls) >= 6  # a warm-up, then one per round (at least five)
+    assert "burst_op_ns" not in _core._cuda._host_costs(200)
+
+    def fails():
+        raise KeyError("from the burst")
+
+    with pytest.raises(KeyError, match="from the burst"):
+        _core._cuda._host_costs(200, fails, 10)
+    with pytest.raises(TypeError, match="callable"):
+        _core._cuda._host_costs(200, 3, 10)
+    with pytest.raises(ValueError, match="burst_ops"):
+        _core._cuda._host_costs(200, burst, 0)
+
+
+@pytest.mark.cuda
 def test_kernel_not_in_source_is_a_cuda_error():
     out = xrt.empty((4,), dtype=xrt.int64, device="cuda")
     with pytest.raises(xrt.CudaError, match="extern"):

@@ -59,19 +59,19 @@ void launch(const std::string& source, const std::string& name, const std::vecto
   cuda::launch(fn, g, b, shared_bytes, current_stream(where), pointers.data());
 }
 
-// With a Python callable, the GIL stays held: the callable runs between the launches.
-nb::dict host_costs(int count, nb::handle call) {
+// With a Python burst, the GIL stays held: the burst runs between the launches.
+nb::dict host_costs(int count, nb::handle burst, int burst_ops) {
   cuda::HostCosts costs;
-  if (call.is_none()) {
+  if (burst.is_none()) {
     nb::gil_scoped_release release;
     costs = cuda::measure_host_costs(count);
   } else {
-    if (!PyCallable_Check(call.ptr())) throw TypeError("_host_costs: call must be callable");
+    if (!PyCallable_Check(burst.ptr())) throw TypeError("_host_costs: burst must be callable");
     costs = cuda::measure_host_costs(count, [&] {
-      PyObject* r = PyObject_CallNoArgs(call.ptr());
+      PyObject* r = PyObject_CallNoArgs(burst.ptr());
       if (!r) throw nb::python_error();
       Py_DECREF(r);
-    });
+    }, burst_ops);
   }
   nb::dict d;
   d["launch_ns"] = costs.launch_ns;
@@ -85,18 +85,20 @@ nb::dict host_costs(int count, nb::handle call) {
   d["empty_ns"] = costs.empty_ns;
   d["add_inplace_ns"] = costs.add_inplace_ns;
   d["add_ns"] = costs.add_ns;
-  if (costs.call_ns >= 0) d["call_ns"] = costs.call_ns;
+  if (costs.burst_op_ns >= 0) d["burst_op_ns"] = costs.burst_op_ns;
   return d;
 }
 
 }  // namespace
 
 void bind_cuda_jit(nb::module_& m) {
-  m.def("_host_costs", &host_costs, nb::arg("count") = 100000, nb::arg("call") = nb::none(),
+  m.def("_host_costs", &host_costs, nb::arg("count") = 100000, nb::arg("burst") = nb::none(),
+        nb::arg("burst_ops") = 200,
         "Host ns per call of the pieces every CUDA op pays, and of 16-float32 adds, in C++ on "
         "the current device and stream (HostCosts in xpuruntime/cuda/libraries.h); launching "
-        "pieces are timed in bursts while a spin kernel holds the GPU. `call`, a Python "
-        "callable, is timed in the same rounds as the bare launches (call_ns).");
+        "pieces are timed in bursts while a spin kernel holds the GPU. `burst`, a Python "
+        "callable that runs `burst_ops` ops, is timed in the same rounds as the bare launches "
+        "(burst_op_ns: per op).");
   m.def("jit_cache_info", [] {
     cuda::JitCacheInfo info = cuda::jit_cache_info();
     nb::dict d;

@@ -43,6 +43,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "cuda/allocator.h"
@@ -79,7 +80,7 @@ extern "C" __global__ void xrt_spin(unsigned long long ns) {
 
 }  // namespace
 
-HostCosts measure_host_costs(int count, const std::function<void()>& call) {
+HostCosts measure_host_costs(int count, const std::function<void()>& burst, int burst_ops) {
   if (count <= 0) throw ValueError("count must be positive");
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point start) {
@@ -100,19 +101,23 @@ HostCosts measure_host_costs(int count, const std::function<void()>& call) {
   void* spin_args[] = {&spin_ns};
   int rounds = std::max(5, count / (10 * kBurst));
   // Note [Host cost behind a busy GPU]. The bodies take turns round by round, so that none
-  // gains from running later (the host's clock settles while a process runs).
-  auto behind_busy_gpu = [&](std::initializer_list<std::function<void()>> bodies) {
+  // gains from running later (the host's clock settles while a process runs). A body is one
+  // call, made kBurst times a burst, or a whole burst of `ops` calls (the caller's burst).
+  struct Timed {
+    std::function<void()> body;
+    int calls = kBurst;  // calls of body per burst
+    int ops = kBurst;    // what the burst's time is divided by
+  };
+  auto behind_busy_gpu = [&](const std::vector<Timed>& bodies) {
     std::vector<double> best(bodies.size(), std::numeric_limits<double>::infinity());
-    for (const auto& body : bodies) body();
+    for (const Timed& t : bodies) t.body();
     for (int r = 0; r < rounds; ++r) {
-      size_t k = 0;
-      for (const auto& body : bodies) {
+      for (size_t k = 0; k < bodies.size(); ++k) {
         XRT_CU(cuStreamSynchronize, stream);
         launch(spin, {1}, {1}, 0, stream, spin_args);
         auto start = clock::now();
-        for (int i = 0; i < kBurst; ++i) body();
-        best[k] = std::min(best[k], since(start) / kBurst);
-        ++k;
+        for (int i = 0; i < bodies[k].calls; ++i) bodies[k].body();
+        best[k] = std::min(best[k], since(start) / bodies[k].ops);
       }
     }
     XRT_CU(cuStreamSynchronize, stream);
@@ -139,21 +144,24 @@ HostCosts measure_host_costs(int count, const std::function<void()>& call) {
   CUlaunchConfig config{1, 1, 1, 128, 1, 1, 0, stream, nullptr, 0};
 
   HostCosts costs;
-  std::vector<double> launches = behind_busy_gpu({
-      [&] { launch(nothing, {1}, {128}, 0, stream, args); },
-      [&] { XRT_CU(cuLaunchKernel, nothing96, 1, 1, 1, 128, 1, 1, 0, stream, params96, nullptr); },
-      [&] { XRT_CU(cuLaunchKernel, nothing96, 1, 1, 1, 128, 1, 1, 0, stream, nullptr, extra); },
-      [&] {
+  std::vector<Timed> launch_bodies = {
+      {[&] { launch(nothing, {1}, {128}, 0, stream, args); }},
+      {[&] { XRT_CU(cuLaunchKernel, nothing96, 1, 1, 1, 128, 1, 1, 0, stream, params96, nullptr); }},
+      {[&] { XRT_CU(cuLaunchKernel, nothing96, 1, 1, 1, 128, 1, 1, 0, stream, nullptr, extra); }},
+      {[&] {
         if (ex) check(ex(&config, nothing96, params96, nullptr), "cuLaunchKernelEx");
-      },
-      [&] {
-        if (call) call();
-      }});
+      }}};
+  if (burst) {
+    if (burst_ops <= 0 || burst_ops > 4 * kBurst)
+      throw ValueError("burst_ops must be in [1, " + std::to_string(4 * kBurst) + "]");
+    launch_bodies.push_back({burst, 1, burst_ops});
+  }
+  std::vector<double> launches = behind_busy_gpu(launch_bodies);
   costs.launch_ns = launches[0];
   costs.launch_args96_ns = launches[1];
   costs.launch_extra_ns = launches[2];
   if (ex) costs.launch_ex_ns = launches[3];
-  if (call) costs.call_ns = launches[4];
+  if (burst) costs.burst_op_ns = launches[4];
   // The GPU's own time per launch, back to back (what a long loop of launches measures).
   XRT_CU(cuStreamSynchronize, stream);
   costs.launch_loop_ns = per_call([&] { launch(nothing, {1}, {128}, 0, stream, args); });
@@ -168,8 +176,8 @@ HostCosts measure_host_costs(int count, const std::function<void()>& call) {
   Tensor x = xrt::empty(Dims{16}, DType::Float32, Device::cuda(device));
   Tensor y = xrt::empty(Dims{16}, DType::Float32, Device::cuda(device));
   std::vector<double> adds = behind_busy_gpu({
-      [&] { binary_inplace(BinaryOp::add, x, y); },
-      [&] { (void)binary(BinaryOp::add, x, y); }});
+      {[&] { binary_inplace(BinaryOp::add, x, y); }},
+      {[&] { (void)binary(BinaryOp::add, x, y); }}});
   costs.add_inplace_ns = adds[0];
   costs.add_ns = adds[1];
   return costs;

@@ -47,10 +47,12 @@ struct HostCosts {
   double empty_ns = 0;           ///< empty({16}, float32) on the device, and its free
   double add_inplace_ns = 0;     ///< binary_inplace(add) of 16 float32: the whole op, in C++
   double add_ns = 0;             ///< binary(add) of 16 float32, its output freed: likewise
-  double call_ns = -1;           ///< the caller's `call`, timed in the launches' rounds (-1: none)
+  double burst_op_ns = -1;       ///< the caller's burst, per op (-1: none given)
 };
-/// `call`, when given, is timed in the same rounds as the bare launches, taking turns with
-/// them: a Python `a + b` against the driver's launch, with the host's clock the same for both.
-HostCosts measure_host_costs(int count, const std::function<void()>& call = {});
+/// `burst`, when given, runs `burst_ops` ops (a Python loop of `a + b`); it is timed in the
+/// same rounds as the bare launches, taking turns with them, so that the host's drift enters
+/// neither difference.
+HostCosts measure_host_costs(int count, const std::function<void()>& burst = {},
+                             int burst_ops = 0);
 
 }  // namespace xrt::cuda
