@@ -317,6 +317,50 @@ def test_higher_priority_python_kernel_is_tried_first():
     assert_tensor_equal(xrt.ones(3) + xrt.ones(3), np.full(3, 2.0))
 
 
+def test_decisions_follow_dtypes_registrations_and_policies_call_by_call():
+    """Note [Last decision per op]: the op's last decision is reused only for the same
+    dtypes, device, policy and registrations; each change takes effect on the next call."""
+    xrt.register_kernel("add", "f32_add", lambda x1, x2: xrt.zeros(x1.shape, dtype=x1.dtype),
+                        supports=lambda x1, x2: x1.dtype == xrt.float32, priority=100)
+    f32, f64 = xrt.ones(3, dtype=xrt.float32), xrt.ones(3, dtype=xrt.float64)
+    try:
+        for _ in range(3):  # the two dtypes take turns on one op
+            assert_tensor_equal(f32 + f32, np.zeros(3, np.float32))
+            assert_tensor_equal(f64 + f64, np.full(3, 2.0))
+        with xrt.kernel_policy(xrt.KernelPolicy(add="native")):
+            assert_tensor_equal(f32 + f32, np.full(3, 2.0, np.float32))
+        assert_tensor_equal(f32 + f32, np.zeros(3, np.float32))
+    finally:
+        xrt.unregister_kernel("add", "f32_add")
+    assert_tensor_equal(f32 + f32, np.full(3, 2.0, np.float32))
+
+
+def test_a_thread_policy_does_not_reach_other_threads_decisions():
+    """Two threads add the same operands at once, one under a pin of a kernel that answers
+    zeros: each gets its own decision, call after call."""
+    xrt.register_kernel("add", "zero_add", lambda x1, x2: xrt.zeros(x1.shape, dtype=x1.dtype))
+    a = xrt.ones(4)
+    results = {}
+    start = threading.Barrier(2)
+
+    def run(name, policy):
+        with xrt.kernel_policy(policy):
+            start.wait()
+            results[name] = [np.asarray(a + a).tolist() for _ in range(200)]
+
+    try:
+        threads = [threading.Thread(target=run, args=("pinned", xrt.KernelPolicy(add="zero_add"))),
+                   threading.Thread(target=run, args=("plain", xrt.KernelPolicy()))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        xrt.unregister_kernel("add", "zero_add")
+    assert results["pinned"] == [[0.0] * 4] * 200
+    assert results["plain"] == [[2.0] * 4] * 200
+
+
 @pytest.mark.parametrize("wrong", [
     lambda x1, x2: xrt.zeros((1,), dtype=xrt.float32),
     lambda x1, x2: xrt.zeros(x1.shape, dtype=xrt.float64),

@@ -41,25 +41,59 @@ struct CachedDecision {
   const std::string* profile_why = nullptr;
 };
 
+// Note [Last decision per op]: a thread calls one op with the same dtypes and device over
+// and over. Each op therefore remembers its thread's last decision and that decision's key;
+// a call with the same key (and the policy version and registry epoch still current) takes
+// it without hashing into the cache. The cache owns the decisions; an entry replaced there
+// is replaced here too (one op's decisions are only ever its own: the key holds the op).
+//
+// The thread's state is reached through a plain pointer: a thread_local with a constructor
+// costs a guard check and a second TLS lookup on every access (3 to 7 calls of
+// __tls_get_addr an op, counted with callgrind).
 struct ThreadState {
   std::unordered_map<uint64_t, std::unique_ptr<CachedDecision>> cache;
   std::vector<std::vector<DecisionRecord>> logs;
+  struct Last {
+    uint64_t key = 0;
+    CachedDecision* decision = nullptr;
+  };
+  std::vector<Last> last;  // by OpId
+  ~ThreadState();
 };
-thread_local ThreadState thread_state;
+thread_local ThreadState* thread_state_ptr = nullptr;  // trivial: no guard to check
+thread_local ThreadState thread_state_storage;
+ThreadState::~ThreadState() { thread_state_ptr = nullptr; }
+
+[[gnu::noinline]] ThreadState& thread_state_first() {
+  thread_state_ptr = &thread_state_storage;
+  return thread_state_storage;
+}
+inline ThreadState& thread_state() {
+  ThreadState* s = thread_state_ptr;
+  return s ? *s : thread_state_first();
+}
 
 Device call_device(const KernelCall& call) {
   if (call.num_outputs > 0) return call.outputs[0].device();
   return call.inputs[0]->device();
 }
 
-uint64_t cache_key(OpId op, Device device, const DTypeSignature& sig) {
+// (op, device, the call's first DTypeSignature::kMax dtypes: inputs, then outputs) in one
+// word, read from the call directly (no DTypeSignature built on a hit).
+uint64_t cache_key(OpId op, Device device, const KernelCall& call) {
+  constexpr int kMax = DTypeSignature::kMax;
+  uint64_t dtypes = 0;
+  int count = 0;
+  for (int i = 0; i < call.num_inputs && count < kMax; ++i, ++count)
+    dtypes = (dtypes << 5) | static_cast<uint64_t>(call.inputs[i]->dtype());
+  for (int i = 0; i < call.num_outputs && count < kMax; ++i, ++count)
+    dtypes = (dtypes << 5) | static_cast<uint64_t>(call.outputs[i].dtype());
+  dtypes <<= 5 * (kMax - count);
   uint64_t key = op;
   key = (key << 2) | static_cast<uint64_t>(device.type);
   key = (key << 8) | static_cast<uint64_t>(device.index & 0xff);
-  key = (key << 3) | static_cast<uint64_t>(sig.count);
-  for (int i = 0; i < DTypeSignature::kMax; ++i)
-    key = (key << 5) | (i < sig.count ? static_cast<uint64_t>(sig.dtypes[i]) : 0);
-  return key;
+  key = (key << 3) | static_cast<uint64_t>(count);
+  return (key << (5 * kMax)) | dtypes;
 }
 
 // Sizes rounded up to powers of two: calls in one class share a timing.
@@ -151,23 +185,33 @@ std::unique_ptr<CachedDecision> decide(OpId op, Device device, const DTypeSignat
   return d;
 }
 
-CachedDecision& lookup(OpId op, const KernelCall& call) {
+CachedDecision& lookup(ThreadState& state, OpId op, const KernelCall& call) {
   const PolicyRef& policy = current_policy();
   uint64_t version = policy->version();
   uint64_t epoch = KernelRegistry::global().epoch();
-  DTypeSignature sig = DTypeSignature::of(call);
   Device device = call_device(call);
-  uint64_t key = cache_key(op, device, sig);
-  auto& cache = thread_state.cache;
+  uint64_t key = cache_key(op, device, call);
+  if (op < state.last.size()) {  // Note [Last decision per op]
+    const ThreadState::Last& last = state.last[op];
+    if (last.key == key && last.decision && last.decision->policy_version == version &&
+        last.decision->registry_epoch == epoch)
+      return *last.decision;
+  } else {
+    state.last.resize(size_t{op} + 1);
+  }
+  auto& cache = state.cache;
   auto it = cache.find(key);
   if (it != cache.end() && it->second->policy_version == version &&
-      it->second->registry_epoch == epoch)
+      it->second->registry_epoch == epoch) {
+    state.last[op] = {key, it->second.get()};
     return *it->second;
+  }
   // Decide before touching the cache: a decision that throws (a pin nothing honours) must
   // not leave an empty entry behind for the next call to dereference.
-  auto decision = decide(op, device, sig, *policy, version, epoch);
+  auto decision = decide(op, device, DTypeSignature::of(call), *policy, version, epoch);
   auto& slot = cache[key];
   slot = std::move(decision);
+  state.last[op] = {key, slot.get()};
   return *slot;
 }
 
@@ -302,10 +346,11 @@ void run_profiled(CachedDecision& d, const KernelInfo& k, const std::string* why
 }  // namespace
 
 void dispatch(OpId op, const KernelCall& call) {
-  CachedDecision& d = lookup(op, call);
+  ThreadState& state = thread_state();
+  CachedDecision& d = lookup(state, op, call);
   const std::string* why;
   const KernelInfo& k = choose(d, call, &why);
-  if (!thread_state.logs.empty()) thread_state.logs.back().push_back(make_record(d, k, *why));
+  if (!state.logs.empty()) state.logs.back().push_back(make_record(d, k, *why));
   if (profiler::mode()) [[unlikely]]
     return run_profiled(d, k, why, call, [&] { k.run(call); });
   k.run(call);
@@ -313,21 +358,22 @@ void dispatch(OpId op, const KernelCall& call) {
 
 void run_selected(OpId op, const KernelCall& call,
                   const std::function<void(const KernelInfo&)>& body) {
-  CachedDecision& d = lookup(op, call);
+  ThreadState& state = thread_state();
+  CachedDecision& d = lookup(state, op, call);
   const std::string* why;
   const KernelInfo& k = choose(d, call, &why);
-  if (!thread_state.logs.empty()) thread_state.logs.back().push_back(make_record(d, k, *why));
+  if (!state.logs.empty()) state.logs.back().push_back(make_record(d, k, *why));
   if (profiler::mode()) [[unlikely]]
     return run_profiled(d, k, why, call, [&] { body(k); });
   body(k);
 }
 
 KernelRef select_kernel(OpId op, const KernelCall& call, bool record) {
-  CachedDecision& d = lookup(op, call);
+  ThreadState& state = thread_state();
+  CachedDecision& d = lookup(state, op, call);
   const std::string* why;
   const KernelInfo& k = choose(d, call, &why);
-  if (record && !thread_state.logs.empty())
-    thread_state.logs.back().push_back(make_record(d, k, *why));
+  if (record && !state.logs.empty()) state.logs.back().push_back(make_record(d, k, *why));
   for (const auto& c : d.candidates)
     if (c.get() == &k) return c;
   return nullptr;
@@ -335,7 +381,7 @@ KernelRef select_kernel(OpId op, const KernelCall& call, bool record) {
 
 std::vector<DecisionRecord> cached_decisions() {
   std::vector<DecisionRecord> out;
-  for (const auto& [key, d] : thread_state.cache) {
+  for (const auto& [key, d] : thread_state().cache) {
     if (!d || d->candidates.empty()) continue;
     if (d->timed && !d->best.empty()) {
       for (const auto& [cls, t] : d->best)
@@ -347,12 +393,13 @@ std::vector<DecisionRecord> cached_decisions() {
   return out;
 }
 
-void push_explain_log() { thread_state.logs.emplace_back(); }
+void push_explain_log() { thread_state().logs.emplace_back(); }
 
 std::vector<DecisionRecord> pop_explain_log() {
-  if (thread_state.logs.empty()) return {};
-  auto records = std::move(thread_state.logs.back());
-  thread_state.logs.pop_back();
+  ThreadState& state = thread_state();
+  if (state.logs.empty()) return {};
+  auto records = std::move(state.logs.back());
+  state.logs.pop_back();
   return records;
 }
 
@@ -360,8 +407,9 @@ double time_decision_lookup(OpId op, const KernelCall& call, int iterations) {
   const std::string* why;
   const KernelInfo* sink = nullptr;
   auto start = std::chrono::steady_clock::now();
+  ThreadState& state = thread_state();
   for (int i = 0; i < iterations; ++i) {
-    CachedDecision& d = lookup(op, call);
+    CachedDecision& d = lookup(state, op, call);
     sink = &choose(d, call, &why);
   }
   auto end = std::chrono::steady_clock::now();
@@ -377,11 +425,12 @@ double time_dispatch(OpId op, const KernelCall& call, int iterations, bool hook)
   if (hook) {
     for (int i = 0; i < iterations; ++i) dispatch(op, call);
   } else {
+    ThreadState& state = thread_state();
     for (int i = 0; i < iterations; ++i) {
-      CachedDecision& d = lookup(op, call);
+      CachedDecision& d = lookup(state, op, call);
       const std::string* why;
       const KernelInfo& k = choose(d, call, &why);
-      if (!thread_state.logs.empty()) thread_state.logs.back().push_back(make_record(d, k, *why));
+      if (!state.logs.empty()) state.logs.back().push_back(make_record(d, k, *why));
       k.run(call);
     }
   }

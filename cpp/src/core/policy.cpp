@@ -54,17 +54,31 @@ PolicyRef& global_slot() {
 }
 // Each thread caches the global policy pointer; a generation number says when to re-read.
 std::atomic<uint64_t> global_generation{1};
+// Reached through a plain pointer, as the dispatcher's thread state is (Note [Last decision
+// per op] in dispatcher.cpp): no guard check and one TLS lookup per call.
 struct ThreadPolicies {
   std::vector<PolicyRef> scoped;
   PolicyRef global_copy;
   uint64_t generation = 0;
+  ~ThreadPolicies();
 };
-thread_local ThreadPolicies thread_policies;
+thread_local ThreadPolicies* thread_policies_ptr = nullptr;
+thread_local ThreadPolicies thread_policies_storage;
+ThreadPolicies::~ThreadPolicies() { thread_policies_ptr = nullptr; }
+
+[[gnu::noinline]] ThreadPolicies& thread_policies_first() {
+  thread_policies_ptr = &thread_policies_storage;
+  return thread_policies_storage;
+}
+inline ThreadPolicies& thread_policies() {
+  ThreadPolicies* t = thread_policies_ptr;
+  return t ? *t : thread_policies_first();
+}
 
 }  // namespace
 
 const PolicyRef& current_policy() {
-  ThreadPolicies& t = thread_policies;
+  ThreadPolicies& t = thread_policies();
   if (!t.scoped.empty()) return t.scoped.back();
   uint64_t generation = global_generation.load(std::memory_order_acquire);
   if (t.generation != generation) {
@@ -86,10 +100,11 @@ PolicyRef global_policy() {
   return global_slot();
 }
 
-void push_thread_policy(PolicyRef policy) { thread_policies.scoped.push_back(std::move(policy)); }
+void push_thread_policy(PolicyRef policy) { thread_policies().scoped.push_back(std::move(policy)); }
 
 void pop_thread_policy() {
-  if (!thread_policies.scoped.empty()) thread_policies.scoped.pop_back();
+  ThreadPolicies& t = thread_policies();
+  if (!t.scoped.empty()) t.scoped.pop_back();
 }
 
 const char* strategy_name(AutoStrategy strategy) {
