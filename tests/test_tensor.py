@@ -211,3 +211,27 @@ def test_a_copy_of_a_read_only_tensor_is_writable():
     copy = xrt.asarray(t, copy=True)
     copy += 1
     assert_tensor_equal(copy, np.arange(4.0) + 1)
+
+
+def test_tensor_objects_are_reused_only_once_dead():
+    """Note [Pooled Tensor objects]: a dead result's Python object may come back as a new
+    result; weak references to it die with the first, and values never mix."""
+    import gc
+    import weakref
+
+    a = xrt.asarray([1.0, 2.0, 3.0])
+    first = a + a
+    ref = weakref.ref(first)
+    del first
+    gc.collect()
+    assert ref() is None
+    results = [a + float(i) for i in range(300)]  # more than the pool keeps
+    assert ref() is None
+    assert len({id(r) for r in results}) == 300
+    del results[::2]  # half of them back to the pool
+    refilled = [a * float(i) for i in range(300)]
+    for i, r in enumerate(results):
+        assert np.asarray(r).tolist() == [1.0 + 2 * i + 1, 2.0 + 2 * i + 1, 3.0 + 2 * i + 1]
+    for i, r in enumerate(refilled):
+        assert np.asarray(r).tolist() == [1.0 * i, 2.0 * i, 3.0 * i]
+    assert not {id(r) for r in results} & {id(r) for r in refilled}
