@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "core/per_thread.h"
 #include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/profiler.h"
@@ -46,10 +47,7 @@ struct CachedDecision {
 // a call with the same key (and the policy version and registry epoch still current) takes
 // it without hashing into the cache. The cache owns the decisions; an entry replaced there
 // is replaced here too (one op's decisions are only ever its own: the key holds the op).
-//
-// The thread's state is reached through a plain pointer: a thread_local with a constructor
-// costs a guard check and a second TLS lookup on every access (3 to 7 calls of
-// __tls_get_addr an op, counted with callgrind).
+// The thread's state is a PerThread (Note [Per-thread state on the hot path]).
 struct ThreadState {
   std::unordered_map<uint64_t, std::unique_ptr<CachedDecision>> cache;
   std::vector<std::vector<DecisionRecord>> logs;
@@ -58,20 +56,8 @@ struct ThreadState {
     CachedDecision* decision = nullptr;
   };
   std::vector<Last> last;  // by OpId
-  ~ThreadState();
 };
-thread_local ThreadState* thread_state_ptr = nullptr;  // trivial: no guard to check
-thread_local ThreadState thread_state_storage;
-ThreadState::~ThreadState() { thread_state_ptr = nullptr; }
-
-[[gnu::noinline]] ThreadState& thread_state_first() {
-  thread_state_ptr = &thread_state_storage;
-  return thread_state_storage;
-}
-inline ThreadState& thread_state() {
-  ThreadState* s = thread_state_ptr;
-  return s ? *s : thread_state_first();
-}
+ThreadState& thread_state() { return PerThread<ThreadState>::get(); }
 
 Device call_device(const KernelCall& call) {
   if (call.num_outputs > 0) return call.outputs[0].device();

@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "core/per_thread.h"
+
 namespace xrt {
 
 uint64_t KernelPolicy::next_version() {
@@ -54,26 +56,13 @@ PolicyRef& global_slot() {
 }
 // Each thread caches the global policy pointer; a generation number says when to re-read.
 std::atomic<uint64_t> global_generation{1};
-// Reached through a plain pointer, as the dispatcher's thread state is (Note [Last decision
-// per op] in dispatcher.cpp): no guard check and one TLS lookup per call.
+// A PerThread (Note [Per-thread state on the hot path] in per_thread.h).
 struct ThreadPolicies {
   std::vector<PolicyRef> scoped;
   PolicyRef global_copy;
   uint64_t generation = 0;
-  ~ThreadPolicies();
 };
-thread_local ThreadPolicies* thread_policies_ptr = nullptr;
-thread_local ThreadPolicies thread_policies_storage;
-ThreadPolicies::~ThreadPolicies() { thread_policies_ptr = nullptr; }
-
-[[gnu::noinline]] ThreadPolicies& thread_policies_first() {
-  thread_policies_ptr = &thread_policies_storage;
-  return thread_policies_storage;
-}
-inline ThreadPolicies& thread_policies() {
-  ThreadPolicies* t = thread_policies_ptr;
-  return t ? *t : thread_policies_first();
-}
+ThreadPolicies& thread_policies() { return PerThread<ThreadPolicies>::get(); }
 
 }  // namespace
 
