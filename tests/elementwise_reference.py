@@ -13,7 +13,9 @@ import numpy as np
 
 from common import ALL, COMPLEX, FLOATING, INTEGER, NUMERIC, REAL_FLOATING, numpy_dtype, to_numpy
 
-# The standard's dtype categories ("Should have a ... data type").
+# The standard's dtype categories ("Should have a ... data type"). The logical functions
+# take "any": they read numbers as truth values, as NumPy does (Note [Logical ops read truth
+# values] in cpp/src/core/elementwise_ops.cpp).
 CATEGORIES = {
     "any": ALL,
     "bool": ("bool",),
@@ -42,6 +44,13 @@ class Function(NamedTuple):
         """Whether integer inputs are cast to the default float before any kernel runs
         (integer division: no kernel takes integers)."""
         return self.result == "float" and dtype in INTEGER
+
+    def has_kernel(self, dtype):
+        """Whether a kernel takes `dtype` itself: integer division casts integers to the
+        default float first, and the logical functions read other dtypes as bools."""
+        if self.name.startswith("logical_") and dtype != "bool":
+            return False
+        return not self.computes_integers_in_float(dtype)
 
     def is_exact(self, dtype):
         """Whether results in `dtype` must equal the reference bit for bit (NaNs aside)."""
@@ -86,7 +95,7 @@ UNARY = _rows(1, """
     log1p          | floating        | same | never
     log2           | floating        | same | never
     log10          | floating        | same | never
-    logical_not    | bool            | bool | always
+    logical_not    | any             | bool | always
     negative       | numeric         | same | always
     positive       | numeric         | same | always
     real           | numeric         | real | always
@@ -121,9 +130,9 @@ BINARY = _rows(2, """
     less                | real numeric    | bool | always
     less_equal          | real numeric    | bool | always
     logaddexp           | real floating   | same | never
-    logical_and         | bool            | bool | always
-    logical_or          | bool            | bool | always
-    logical_xor         | bool            | bool | always
+    logical_and         | any             | bool | always
+    logical_or          | any             | bool | always
+    logical_xor         | any             | bool | always
     maximum             | real numeric    | same | always
     minimum             | real numeric    | same | always
     multiply            | numeric         | same | real

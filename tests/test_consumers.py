@@ -96,7 +96,7 @@ SKLEARN_SCRIPT = textwrap.dedent("""
     from sklearn.decomposition import PCA
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.linear_model import Ridge
-    from sklearn.metrics import accuracy_score, pairwise_distances, r2_score
+    from sklearn.metrics import accuracy_score, pairwise_distances, r2_score, roc_auc_score
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
     rng = np.random.default_rng(7)
     X = rng.standard_normal((60, 5))
@@ -128,10 +128,13 @@ SKLEARN_SCRIPT = textwrap.dedent("""
         d = pairwise_distances(xrt.asarray(X[:8]))
         r2 = r2_score(xrt.asarray(y), xrt.asarray(y * 0.9))
         acc = accuracy_score(xrt.asarray(labels), xrt.asarray(labels[::-1].copy()))
+        # roc_curve calls xp.diff(fps, 2), xp.logical_or on floats and xp.where(condition)
+        auc = roc_auc_score(xrt.asarray(y_class), xrt.asarray(X[:, 0] + X[:, 1]))
     np.testing.assert_allclose(np.from_dlpack(d), pairwise_distances(X[:8]), atol=1e-12)
     assert abs(float(r2) - r2_score(y, y * 0.9)) < 1e-12
     assert float(acc) == accuracy_score(labels, labels[::-1])
-    print("ok", len(estimators) + 3)
+    assert abs(float(auc) - roc_auc_score(y_class, X[:, 0] + X[:, 1])) < 1e-12
+    print("ok", len(estimators) + 4)
 """)
 
 
@@ -141,4 +144,4 @@ def test_scikit_learn_with_array_api_dispatch():
     r = subprocess.run([sys.executable, "-c", SKLEARN_SCRIPT], env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.strip() == "ok 8"
+    assert r.stdout.strip() == "ok 9"

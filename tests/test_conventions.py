@@ -187,3 +187,42 @@ def test_the_package_is_typed_and_core_has_generated_stubs():
     assert stub.exists(), f"no generated stubs beside {xrt._core.__file__}"
     text = stub.read_text()
     assert "class Tensor" in text and "def asarray(" in text
+
+
+# ------------------------------------------------- what NumPy code passes
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+def test_logical_ops_read_numbers_as_truth_values(device, name):
+    """Note [Logical ops read truth values]: as NumPy, CuPy and PyTorch read them, whatever
+    the two dtypes (they need no common one)."""
+    a = np.array([0.0, 1.5, np.nan, -0.0, 2.0])
+    b = np.array([0, 0, 2, 3, -1], dtype=np.int32)
+    got = getattr(xrt, name)(tensor(a, device), tensor(b, device))
+    assert got.dtype == xrt.bool
+    np.testing.assert_array_equal(to_numpy(got), getattr(np, name)(a, b))
+    c = np.array([1 + 0j, 0j, 1j, 0j, 0j])
+    got = getattr(xrt, name)(tensor(c, device), tensor(b, device))
+    np.testing.assert_array_equal(to_numpy(got), getattr(np, name)(c, b))
+    np.testing.assert_array_equal(to_numpy(getattr(xrt, name)(tensor(a, device), 0)),
+                                  getattr(np, name)(a, 0))
+
+
+def test_logical_not_reads_numbers_as_truth_values(device):
+    a = np.array([[0.0, 3.0], [np.nan, -0.0]])
+    got = xrt.logical_not(tensor(a, device))
+    assert got.dtype == xrt.bool
+    np.testing.assert_array_equal(to_numpy(got), np.logical_not(a))
+    np.testing.assert_array_equal(to_numpy(xrt.logical_not(tensor(np.arange(3), device))),
+                                  [True, False, False])
+
+
+def test_where_with_the_condition_alone_is_nonzero(device):
+    a = np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]])
+    got = xrt.where(tensor(a, device))
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, e in zip(got, np.where(a)):
+        np.testing.assert_array_equal(to_numpy(g), e)
+    with pytest.raises(TypeError, match="together"):
+        xrt.where(tensor(a, device) > 0, tensor(a, device))
+    with pytest.raises(TypeError, match="together"):
+        xrt.where(tensor(a, device) > 0, None, tensor(a, device))

@@ -83,21 +83,17 @@ def test_argument_errors(device):
             xrt.fft.fftfreq(4, d=bad_d)
 
 
+# The standard's signatures, with its keyword-only parameters positional where NumPy's fft
+# takes them by position (Note [NumPy's positional arguments] in bind_reductions.cpp).
 SPEC_SIGNATURES = {
-    "fft": "(x, /, *, n=None, axis=-1, norm='backward')",
-    "ifft": "(x, /, *, n=None, axis=-1, norm='backward')",
-    "fftn": "(x, /, *, s=None, axes=None, norm='backward')",
-    "ifftn": "(x, /, *, s=None, axes=None, norm='backward')",
-    "rfft": "(x, /, *, n=None, axis=-1, norm='backward')",
-    "irfft": "(x, /, *, n=None, axis=-1, norm='backward')",
-    "rfftn": "(x, /, *, s=None, axes=None, norm='backward')",
-    "irfftn": "(x, /, *, s=None, axes=None, norm='backward')",
-    "hfft": "(x, /, *, n=None, axis=-1, norm='backward')",
-    "ihfft": "(x, /, *, n=None, axis=-1, norm='backward')",
-    "fftfreq": "(n, /, *, d=1.0, dtype=None, device=None)",
-    "rfftfreq": "(n, /, *, d=1.0, dtype=None, device=None)",
-    "fftshift": "(x, /, *, axes=None)",
-    "ifftshift": "(x, /, *, axes=None)",
+    **{name: "(x, /, n=None, axis=-1, norm='backward')"
+       for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")},
+    **{name: "(x, /, s=None, axes=None, norm='backward')"
+       for name in ("fftn", "ifftn", "rfftn", "irfftn")},
+    "fftfreq": "(n, /, d=1.0, *, dtype=None, device=None)",
+    "rfftfreq": "(n, /, d=1.0, *, dtype=None, device=None)",
+    "fftshift": "(x, /, axes=None)",
+    "ifftshift": "(x, /, axes=None)",
 }
 
 
@@ -105,6 +101,19 @@ SPEC_SIGNATURES = {
 def test_signatures_are_the_standards(name):
     assert str(inspect.signature(getattr(xrt.fft, name))) == SPEC_SIGNATURES[name]
     assert name in xrt.fft.__all__
+
+
+def test_numpys_positional_arguments_mean_what_they_mean_in_numpy():
+    x = xrt.asarray(np.arange(12.0).reshape(3, 4))
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(np.asarray(xrt.fft.fft(x, 6, 0, "ortho")),
+                               np.fft.fft(a, 6, 0, "ortho"))
+    np.testing.assert_allclose(np.asarray(xrt.fft.rfftn(x, (2, 4), (0, 1))),
+                               np.fft.rfftn(a, (2, 4), (0, 1)))
+    np.testing.assert_allclose(np.asarray(xrt.fft.fftfreq(5, 0.5)), np.fft.fftfreq(5, 0.5))
+    np.testing.assert_allclose(np.asarray(xrt.fft.fftshift(x, 1)), np.fft.fftshift(a, 1))
+    with pytest.raises(TypeError):
+        xrt.fft.fftfreq(5, 0.5, xrt.float32)  # dtype stays keyword-only
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_SIGNATURES))

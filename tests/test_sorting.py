@@ -261,8 +261,10 @@ def test_non_real_dtypes_raise_TypeError(func, name):
 def test_bad_arguments_raise_TypeError(func):
     with pytest.raises(TypeError, match="Tensor"):
         func([3, 1, 2])
+    x = xrt.asarray([[3.0, 1.0], [2.0, 4.0]])  # axis by position, as NumPy takes it
+    assert np.asarray(func(x, 0)).tolist() == np.asarray(func(x, axis=0)).tolist()
     with pytest.raises(TypeError):
-        func(xrt.ones(3), 0)  # axis is keyword-only
+        func(xrt.ones(3), -1, True)  # descending stays keyword-only
     with pytest.raises(TypeError, match="axis"):
         func(xrt.ones(3), axis=0.5)
     with pytest.raises(TypeError, match="axis"):

@@ -36,17 +36,17 @@ void bind_creation(nb::module_& m) {
   m.def("empty_like", [](nb::handle x, nb::handle dtype, nb::handle device) {
     return empty_like(tensor_arg(x, "empty_like: x"), optional_dtype_arg(dtype),
                       optional_device_arg(device));
-  }, nb::arg("x"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
-     nb::arg("device").none() = nb::none());
-  m.def("zeros_like", filled_like<0>, nb::arg("x"), nb::kw_only(),
-        nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none());
-  m.def("ones_like", filled_like<1>, nb::arg("x"), nb::kw_only(),
-        nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none());
+  }, nb::arg("x"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
+     nb::arg("device").none() = nb::none());  // Note [NumPy's positional arguments]
+  m.def("zeros_like", filled_like<0>, nb::arg("x"), nb::arg("dtype").none() = nb::none(),
+        nb::kw_only(), nb::arg("device").none() = nb::none());
+  m.def("ones_like", filled_like<1>, nb::arg("x"), nb::arg("dtype").none() = nb::none(),
+        nb::kw_only(), nb::arg("device").none() = nb::none());
   m.def("full_like", [](nb::handle x, nb::handle fill_value, nb::handle dtype, nb::handle device) {
     return full_like(tensor_arg(x, "full_like: x"),
                      fill_value_arg(fill_value, "full_like: fill_value"),
                      optional_dtype_arg(dtype), optional_device_arg(device));
-  }, nb::arg("x"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+  }, nb::arg("x"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
      nb::arg("device").none() = nb::none());
 
   m.def("eye", [](nb::handle n_rows, nb::handle n_cols, nb::handle k, nb::handle dtype,
@@ -54,8 +54,8 @@ void bind_creation(nb::module_& m) {
     return eye(int_arg(n_rows, "eye: n_rows"), optional_int_arg(n_cols, "eye: n_cols"),
                clamped_int_arg(k, "eye: k"), optional_dtype_arg(dtype).value_or(kDefaultFloat),
                optional_device_arg(device).value_or(default_device()));
-  }, nb::arg("n_rows"), nb::arg("n_cols").none() = nb::none(), nb::kw_only(), nb::arg("k") = 0,
-     nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none());
+  }, nb::arg("n_rows"), nb::arg("n_cols").none() = nb::none(), nb::arg("k") = 0,
+     nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none());
   m.def("linspace", [](nb::handle start, nb::handle stop, nb::handle num, nb::handle dtype,
                        nb::handle device, nb::handle endpoint) {
     Scalar a = bound_arg(start, "linspace: start"), b = bound_arg(stop, "linspace: stop");
@@ -80,10 +80,10 @@ void bind_creation(nb::module_& m) {
   }, nb::arg("arrays"), nb::kw_only(), nb::arg("indexing") = "xy");
   m.def("tril", [](nb::handle x, nb::handle k) {
     return tril(tensor_arg(x, "tril: x"), clamped_int_arg(k, "tril: k"));
-  }, nb::arg("x"), nb::kw_only(), nb::arg("k") = 0);
+  }, nb::arg("x"), nb::arg("k") = 0);
   m.def("triu", [](nb::handle x, nb::handle k) {
     return triu(tensor_arg(x, "triu: x"), clamped_int_arg(k, "triu: k"));
-  }, nb::arg("x"), nb::kw_only(), nb::arg("k") = 0);
+  }, nb::arg("x"), nb::arg("k") = 0);
 }
 
 }  // namespace xrt::py

@@ -5,9 +5,11 @@
 #include <new>
 #include <string>
 
+#include "bind_args.h"
 #include "bindings.h"
 #include "xpuruntime/elementwise.h"
 #include "xpuruntime/errors.h"
+#include "xpuruntime/indexing.h"
 
 namespace xrt::py {
 namespace {
@@ -252,22 +254,28 @@ void bind_elementwise(nb::module_& m) {
     }, nb::arg("x1"), nb::arg("x2"));
   }
 
-  m.def("where", [](nb::handle condition, nb::handle x1, nb::handle x2) {
+  // where(condition) alone is NumPy's, CuPy's and PyTorch's nonzero(condition), and code
+  // written for them calls it so (scikit-learn's roc_curve does); the standard has only
+  // the three-argument form.
+  m.def("where", [](nb::handle condition, nb::handle x1, nb::handle x2) -> nb::object {
     if (!is_tensor(condition))
       throw TypeError("where: condition must be an array, got " + py_type_name(condition));
     const Tensor& c = as_tensor(condition);
+    if (x1.is_none() && x2.is_none()) return tensor_tuple(nonzero(c));
+    if (x1.is_none() || x2.is_none())
+      throw TypeError("where: x1 and x2 go together (or neither, for nonzero(condition))");
     bool t1 = is_tensor(x1), t2 = is_tensor(x2);
-    if (t1 && t2) return where(c, as_tensor(x1), as_tensor(x2));
+    if (t1 && t2) return nb::cast(where(c, as_tensor(x1), as_tensor(x2)));
     if (t1 || t2) {
       const Tensor& ref = t1 ? as_tensor(x1) : as_tensor(x2);
       std::optional<Tensor> other = operand(ref, t1 ? x2 : x1);
       if (!other)
         throw TypeError("where: x1 and x2 must be arrays or Python scalars (got " +
                         py_type_name(t1 ? x2 : x1) + ")");
-      return t1 ? where(c, ref, *other) : where(c, *other, ref);
+      return nb::cast(t1 ? where(c, ref, *other) : where(c, *other, ref));
     }
     throw TypeError("where: at least one of x1 and x2 must be an array");
-  }, nb::arg("condition"), nb::arg("x1"), nb::arg("x2"));
+  }, nb::arg("condition"), nb::arg("x1").none() = nb::none(), nb::arg("x2").none() = nb::none());
 
   m.def("clip", [](nb::handle x, nb::handle min, nb::handle max) {
     if (!is_tensor(x)) throw TypeError("clip: x must be an array, got " + py_type_name(x));

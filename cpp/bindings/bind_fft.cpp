@@ -74,8 +74,8 @@ void bind_fft(nb::module_& m) {
       FftNorm mode = norm_arg(norm);
       nb::gil_scoped_release release;
       return op(input, length, dim, mode);
-    }, nb::arg("x"), nb::kw_only(), nb::arg("n").none() = nb::none(), nb::arg("axis") = -1,
-       nb::arg("norm").none() = "backward", e.doc);
+    }, nb::arg("x"), nb::arg("n").none() = nb::none(), nb::arg("axis") = -1,
+       nb::arg("norm").none() = "backward", e.doc);  // Note [NumPy's positional arguments]
   }
   struct ManyAxesEntry { const char* name; ManyAxes op; const char* doc; };
   const ManyAxesEntry many_axes[] = {
@@ -93,8 +93,8 @@ void bind_fft(nb::module_& m) {
       FftNorm mode = norm_arg(norm);
       nb::gil_scoped_release release;
       return op(input, lengths, dims, mode);
-    }, nb::arg("x"), nb::kw_only(), nb::arg("s").none() = nb::none(),
-       nb::arg("axes").none() = nb::none(), nb::arg("norm").none() = "backward", e.doc);
+    }, nb::arg("x"), nb::arg("s").none() = nb::none(), nb::arg("axes").none() = nb::none(),
+       nb::arg("norm").none() = "backward", e.doc);
   }
   struct FrequenciesEntry { const char* name; Frequencies op; const char* doc; };
   const FrequenciesEntry frequencies[] = {
@@ -105,7 +105,7 @@ void bind_fft(nb::module_& m) {
                                                nb::handle device) {
       return op(int_arg(n, (std::string(name) + ": n").c_str()), spacing_arg(d),
                 optional_dtype_arg(dtype), optional_device_arg(device).value_or(default_device()));
-    }, nb::arg("n"), nb::kw_only(), nb::arg("d") = 1.0, nb::arg("dtype").none() = nb::none(),
+    }, nb::arg("n"), nb::arg("d") = 1.0, nb::kw_only(), nb::arg("dtype").none() = nb::none(),
        nb::arg("device").none() = nb::none(), e.doc);
   }
   struct ShiftEntry { const char* name; Shift op; const char* doc; };
@@ -117,7 +117,7 @@ void bind_fft(nb::module_& m) {
       std::string what = std::string(name) + ": ";
       return op(tensor_arg(x, (what + "x").c_str()),
                 int_sequence_arg(axes, (what + "axes").c_str(), /*allow_int=*/true));
-    }, nb::arg("x"), nb::kw_only(), nb::arg("axes").none() = nb::none(), e.doc);
+    }, nb::arg("x"), nb::arg("axes").none() = nb::none(), e.doc);
   }
 }
 

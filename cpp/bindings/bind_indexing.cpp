@@ -156,24 +156,16 @@ void bind_indexing(nb::module_& m) {
         if (!axis.is_none()) a = axis_arg(axis, "take");
         return take(x, indices, a);
       },
-      nb::arg("x"), nb::arg("indices"), nb::kw_only(), nb::arg("axis").none() = nb::none());
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis").none() = nb::none());
   m.def(
       "take_along_axis",
       [](const Tensor& x, const Tensor& indices, nb::handle axis) {
         return take_along_axis(x, indices, axis_arg(axis, "take_along_axis"));
       },
-      nb::arg("x"), nb::arg("indices"), nb::kw_only(), nb::arg("axis") = -1);
+      nb::arg("x"), nb::arg("indices"), nb::arg("axis") = -1);
   m.def(
       "nonzero",
-      [](const Tensor& x) {
-        std::vector<Tensor> coordinates = nonzero(x);
-        nb::tuple out =
-            nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(coordinates.size())));
-        for (size_t i = 0; i < coordinates.size(); ++i)
-          PyTuple_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i),
-                           nb::cast(std::move(coordinates[i])).release().ptr());
-        return out;
-      },
+      [](const Tensor& x) { return tensor_tuple(nonzero(x)); },
       nb::arg("x"));
 }
 

@@ -189,7 +189,7 @@ void bind_linalg_functions(nb::module_& l) {
         QrResult r = unlocked(qr, tensor_of(x, "qr: x"), m == "complete");
         return result_types.qr(r.Q, r.R);
       },
-      nb::arg("x"), nb::kw_only(), nb::arg("mode") = "reduced");
+      nb::arg("x"), nb::arg("mode") = "reduced");
   l.def(
       "slogdet",
       [](nb::handle x) {
@@ -209,7 +209,7 @@ void bind_linalg_functions(nb::module_& l) {
         SvdResult r = unlocked(svd, tensor_of(x, "svd: x"), full_matrices);
         return result_types.svd(r.U, r.S, r.Vh);
       },
-      nb::arg("x"), nb::kw_only(), nb::arg("full_matrices") = true);
+      nb::arg("x"), nb::arg("full_matrices") = true);
   l.def(
       "svdvals", [](nb::handle x) { return unlocked(svdvals, tensor_of(x, "svdvals: x")); },
       nb::arg("x"));
@@ -248,7 +248,7 @@ void bind_linalg(nb::module_& m) {
         return tensordot(a, b, ints_of(pair[0], "tensordot: axes"),
                          ints_of(pair[1], "tensordot: axes"));
       },
-      nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("axes") = 2);
+      nb::arg("x1"), nb::arg("x2"), nb::arg("axes") = 2);  // Note [NumPy's positional arguments]
   m.def(
       "vecdot",
       [](nb::handle x1, nb::handle x2, nb::handle axis) {

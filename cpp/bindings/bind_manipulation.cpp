@@ -32,7 +32,7 @@ void bind_manipulation(nb::module_& m) {
   m.def("concat", [](nb::handle arrays, nb::handle axis) {
     return concat(tensor_sequence_arg(arrays, "concat: arrays"),
                   optional_int_arg(axis, "concat: axis"));
-  }, nb::arg("arrays"), nb::kw_only(), nb::arg("axis").none() = 0);
+  }, nb::arg("arrays"), nb::arg("axis").none() = 0);  // Note [NumPy's positional arguments]
   m.def("expand_dims", [](nb::handle x, nb::handle axis) {
     return expand_dims(tensor_arg(x, "expand_dims: x"), int_tuple_arg(axis, "expand_dims: axis"));
   }, nb::arg("x"), nb::arg("axis"));
@@ -40,7 +40,7 @@ void bind_manipulation(nb::module_& m) {
     std::optional<Dims> axes;
     if (!axis.is_none()) axes = int_tuple_arg(axis, "flip: axis");
     return flip(tensor_arg(x, "flip: x"), axes);
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis").none() = nb::none());
+  }, nb::arg("x"), nb::arg("axis").none() = nb::none());
   m.def("moveaxis", [](nb::handle x, nb::handle source, nb::handle destination) {
     return moveaxis(tensor_arg(x, "moveaxis: x"), int_tuple_arg(source, "moveaxis: source"),
                     int_tuple_arg(destination, "moveaxis: destination"));
@@ -57,7 +57,7 @@ void bind_manipulation(nb::module_& m) {
       throw TypeError("repeat: repeats must be an int or an integer array, got " +
                       type_name_of(repeats));
     return repeat(t, int_arg(repeats, "repeat: repeats"), a);
-  }, nb::arg("x"), nb::arg("repeats"), nb::kw_only(), nb::arg("axis").none() = nb::none());
+  }, nb::arg("x"), nb::arg("repeats"), nb::arg("axis").none() = nb::none());
   m.def("reshape", [](nb::handle x, nb::handle shape, nb::handle copy) {
     std::optional<bool> c;
     if (!copy.is_none()) c = bool_arg(copy, "reshape: copy");
@@ -70,19 +70,19 @@ void bind_manipulation(nb::module_& m) {
     if (!is_int(shift) && (!axes || !is_tuple_or_list(axis)))
       throw ValueError("roll: a tuple of shifts needs a tuple of axes of the same length");
     return roll(tensor_arg(x, "roll: x"), shifts, axes);
-  }, nb::arg("x"), nb::arg("shift"), nb::kw_only(), nb::arg("axis").none() = nb::none());
+  }, nb::arg("x"), nb::arg("shift"), nb::arg("axis").none() = nb::none());
   m.def("squeeze", [](nb::handle x, nb::handle axis) {
     return squeeze(tensor_arg(x, "squeeze: x"), int_tuple_arg(axis, "squeeze: axis"));
   }, nb::arg("x"), nb::arg("axis"));
   m.def("stack", [](nb::handle arrays, nb::handle axis) {
     return stack(tensor_sequence_arg(arrays, "stack: arrays"), int_arg(axis, "stack: axis"));
-  }, nb::arg("arrays"), nb::kw_only(), nb::arg("axis") = 0);
+  }, nb::arg("arrays"), nb::arg("axis") = 0);
   m.def("tile", [](nb::handle x, nb::handle repetitions) {
     return tile(tensor_arg(x, "tile: x"), int_tuple_arg(repetitions, "tile: repetitions"));
   }, nb::arg("x"), nb::arg("repetitions"));
   m.def("unstack", [](nb::handle x, nb::handle axis) {
     return tensor_tuple(unstack(tensor_arg(x, "unstack: x"), int_arg(axis, "unstack: axis")));
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = 0);
+  }, nb::arg("x"), nb::arg("axis") = 0);
 }
 
 }  // namespace xrt::py

@@ -61,50 +61,58 @@ std::optional<Tensor> edge_arg(const Tensor& x, nb::handle obj, const char* what
                   python_type(obj));
 }
 
-// sum(x, /, *, axis=None, dtype=None, keepdims=False) and prod.
+// Note [NumPy's positional arguments]: the standard makes these keyword-only; NumPy,
+// CuPy and PyTorch also take the leading ones by position (`sum(x, 0)`, `concat(xs, 0)`,
+// `zeros(shape, float32)`), and code written for them, scikit-learn's roc_curve among it,
+// passes them so. A parameter is positional here where it sits at the same place, with the
+// same meaning, in NumPy's signature; the ones after it stay keyword-only (NumPy's next
+// positional is often `out` or `order`, which the standard has not).
+
+// sum(x, /, axis=None, dtype=None, *, keepdims=False) and prod.
 template <Tensor (*Op)(const Tensor&, const OptionalAxes&, std::optional<DType>, bool)>
 void def_accumulation(nb::module_& m, const char* name) {
   m.def(name, [name](nb::handle x, nb::handle axis, nb::handle dtype, bool keepdims) {
     return Op(x_arg(x, name), axes_arg(axis, name), optional_dtype_arg(dtype), keepdims);
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis").none() = nb::none(),
-     nb::arg("dtype").none() = nb::none(), nb::arg("keepdims") = false);
+  }, nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("dtype").none() = nb::none(),
+     nb::kw_only(), nb::arg("keepdims") = false);
 }
 
-// max(x, /, *, axis=None, keepdims=False) and the others of that signature.
+// max(x, /, axis=None, *, keepdims=False) and the others of that signature.
 template <Tensor (*Op)(const Tensor&, const OptionalAxes&, bool)>
 void def_reduction(nb::module_& m, const char* name) {
   m.def(name, [name](nb::handle x, nb::handle axis, bool keepdims) {
     return Op(x_arg(x, name), axes_arg(axis, name), keepdims);
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis").none() = nb::none(),
+  }, nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::kw_only(),
      nb::arg("keepdims") = false);
 }
 
-// var(x, /, *, axis=None, correction=0.0, keepdims=False) and std.
+// var(x, /, axis=None, *, correction=0.0, keepdims=False) and std.
 template <Tensor (*Op)(const Tensor&, const OptionalAxes&, double, bool)>
 void def_moment(nb::module_& m, const char* name) {
   m.def(name, [name](nb::handle x, nb::handle axis, nb::handle correction, bool keepdims) {
     return Op(x_arg(x, name), axes_arg(axis, name), correction_arg(correction, name),
               keepdims);
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis").none() = nb::none(),
+  }, nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::kw_only(),
      nb::arg("correction") = 0.0, nb::arg("keepdims") = false);
 }
 
-// cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False) and cumulative_prod.
+// cumulative_sum(x, /, axis=None, dtype=None, *, include_initial=False) and
+// cumulative_prod (NumPy's cumsum order).
 template <Tensor (*Op)(const Tensor&, std::optional<int64_t>, std::optional<DType>, bool)>
 void def_cumulative(nb::module_& m, const char* name) {
   m.def(name, [name](nb::handle x, nb::handle axis, nb::handle dtype, bool include_initial) {
     return Op(x_arg(x, name), axis_arg(axis, name), optional_dtype_arg(dtype),
               include_initial);
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis").none() = nb::none(),
-     nb::arg("dtype").none() = nb::none(), nb::arg("include_initial") = false);
+  }, nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::arg("dtype").none() = nb::none(),
+     nb::kw_only(), nb::arg("include_initial") = false);
 }
 
-// argmax(x, /, *, axis=None, keepdims=False) and argmin.
+// argmax(x, /, axis=None, *, keepdims=False) and argmin.
 template <Tensor (*Op)(const Tensor&, std::optional<int64_t>, bool)>
 void def_search(nb::module_& m, const char* name) {
   m.def(name, [name](nb::handle x, nb::handle axis, bool keepdims) {
     return Op(x_arg(x, name), axis_arg(axis, name), keepdims);
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis").none() = nb::none(),
+  }, nb::arg("x"), nb::arg("axis").none() = nb::none(), nb::kw_only(),
      nb::arg("keepdims") = false);
 }
 
@@ -125,12 +133,13 @@ void bind_reductions(nb::module_& m) {
   def_reduction<count_nonzero>(m, "count_nonzero");
   def_search<argmax>(m, "argmax");
   def_search<argmin>(m, "argmin");
-  m.def("diff", [](nb::handle x, nb::handle axis, nb::handle n, nb::handle prepend,
+  // diff(x, /, n=1, axis=-1, prepend=None, append=None): NumPy's order.
+  m.def("diff", [](nb::handle x, nb::handle n, nb::handle axis, nb::handle prepend,
                    nb::handle append) {
     const Tensor& t = x_arg(x, "diff");
     return diff(t, int_arg(axis, "diff", "axis"), int_arg(n, "diff", "n"),
                 edge_arg(t, prepend, "prepend"), edge_arg(t, append, "append"));
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("n") = 1,
+  }, nb::arg("x"), nb::arg("n") = 1, nb::arg("axis") = -1,
      nb::arg("prepend").none() = nb::none(), nb::arg("append").none() = nb::none());
 }
 

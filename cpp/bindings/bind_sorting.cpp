@@ -49,7 +49,7 @@ void bind_sorting(nb::module_& m) {
     int64_t a = int_arg(axis, "sort: axis");
     ReleaseForLargeWork guard(t.numel());
     return sort(t, a, descending, stable);
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("descending") = false,
+  }, nb::arg("x"), nb::arg("axis") = -1, nb::kw_only(), nb::arg("descending") = false,
      nb::arg("stable") = true, "A sorted copy of x along axis.");
 
   m.def("argsort", [](nb::handle x, nb::handle axis, bool descending, bool stable) {
@@ -57,7 +57,7 @@ void bind_sorting(nb::module_& m) {
     int64_t a = int_arg(axis, "argsort: axis");
     ReleaseForLargeWork guard(t.numel());
     return argsort(t, a, descending, stable);
-  }, nb::arg("x"), nb::kw_only(), nb::arg("axis") = -1, nb::arg("descending") = false,
+  }, nb::arg("x"), nb::arg("axis") = -1, nb::kw_only(), nb::arg("descending") = false,
      nb::arg("stable") = true, "The indices that sort x along axis.");
 
   m.def("searchsorted", [](nb::handle x1, nb::handle x2, const std::string& side,
@@ -69,8 +69,7 @@ void bind_sorting(nb::module_& m) {
     bool right = side_arg(side);
     ReleaseForLargeWork guard(a.numel() + v.numel());
     return searchsorted(a, v, right, order ? &*order : nullptr);
-  }, nb::arg("x1"), nb::arg("x2"), nb::kw_only(), nb::arg("side") = "left",
-     nb::arg("sorter").none() = nb::none(),
+  }, nb::arg("x1"), nb::arg("x2"), nb::arg("side") = "left", nb::arg("sorter").none() = nb::none(),
      "Indices where x2's values would be inserted into the ascending x1.");
 
   m.def("isin", [](nb::handle x1, nb::handle x2, bool invert) {

@@ -326,25 +326,25 @@ void bind_convert(nb::module_& m) {
   m.def("asarray", [](nb::handle obj, nb::handle dtype, nb::handle device, nb::handle copy) {
     return asarray(obj, optional_dtype_arg(dtype), optional_device_arg(device),
                    optional_bool_arg(copy, "asarray: copy"));
-  }, nb::arg("obj").none(), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+  }, nb::arg("obj").none(), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
      nb::arg("device").none() = nb::none(), nb::arg("copy").none() = nb::none());
 
   m.def("empty", [](nb::handle shape, nb::handle dtype, nb::handle device) {
     return empty(shape_arg(shape), optional_dtype_arg(dtype).value_or(kDefaultFloat),
                  optional_device_arg(device).value_or(default_device()));
-  }, nb::arg("shape"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+  }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
      nb::arg("device").none() = nb::none());
   m.def("zeros", [](nb::handle shape, nb::handle dtype, nb::handle device) {
     return full(shape_arg(shape), Scalar::from_int(0),
                 optional_dtype_arg(dtype).value_or(kDefaultFloat),
                 optional_device_arg(device).value_or(default_device()));
-  }, nb::arg("shape"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+  }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
      nb::arg("device").none() = nb::none());
   m.def("ones", [](nb::handle shape, nb::handle dtype, nb::handle device) {
     return full(shape_arg(shape), Scalar::from_int(1),
                 optional_dtype_arg(dtype).value_or(kDefaultFloat),
                 optional_device_arg(device).value_or(default_device()));
-  }, nb::arg("shape"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
+  }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
      nb::arg("device").none() = nb::none());
   m.def("full", [](nb::handle shape, nb::handle fill_value, nb::handle dtype, nb::handle device) {
     std::optional<Scalar> value = scalar_from_python(fill_value);
@@ -352,8 +352,8 @@ void bind_convert(nb::module_& m) {
     std::optional<DType> d = optional_dtype_arg(dtype);
     return full(shape_arg(shape), *value, d.value_or(dtype_for_fill(*value)),
                 optional_device_arg(device).value_or(default_device()));
-  }, nb::arg("shape"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype").none() = nb::none(),
-     nb::arg("device").none() = nb::none());
+  }, nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(),
+     nb::kw_only(), nb::arg("device").none() = nb::none());
   m.def("arange", [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype,
                      nb::handle device) {
     auto number = [](nb::handle o, const char* what) {
@@ -370,8 +370,8 @@ void bind_convert(nb::module_& m) {
                    c.kind != Scalar::Kind::Float;
     DType d = optional_dtype_arg(dtype).value_or(all_int ? kDefaultInt : kDefaultFloat);
     return arange(a, b, c, d, optional_device_arg(device).value_or(default_device()));
-  }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1, nb::kw_only(),
-     nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none());
+  }, nb::arg("start"), nb::arg("stop").none() = nb::none(), nb::arg("step") = 1,
+     nb::arg("dtype").none() = nb::none(), nb::kw_only(), nb::arg("device").none() = nb::none());
 
   m.def("matmul", [](nb::handle x1, nb::handle x2) {
     return matmul(tensor_arg(x1, "matmul: x1"), tensor_arg(x2, "matmul: x2"));

@@ -39,12 +39,15 @@ enum class MathLibrary : uint8_t {
   Yes,      ///< for every floating-point input
 };
 
-/// The dtype a binary op computes in, given the promoted dtype of its inputs (every unary
-/// op computes in its input's dtype: the column is there to keep the two tables alike).
+/// The dtype an op computes in, given the promoted dtype of its inputs (a unary op computes
+/// in its input's dtype, logical_not aside: the column keeps the two tables alike). The
+/// "accepts" column is the dtypes of the kernels; a Truth op casts other inputs to them.
 enum class ComputesIn : uint8_t {
   Promoted,          ///< the promoted dtype
   FloatForIntegers,  ///< the default float for integers: integer division has no integer
                      ///< result in the standard, so there is no integer kernel
+  Truth,             ///< bool: an input of another dtype is read as its truth value
+                     ///< (Note [Logical ops read truth values] in elementwise_ops.cpp)
 };
 
 #define XRT_UNARY_OPS(X)                                                         \
@@ -75,7 +78,7 @@ enum class ComputesIn : uint8_t {
   X(log1p,                Floating,      Same,     Yes,      Promoted)           \
   X(log2,                 Floating,      Same,     Yes,      Promoted)           \
   X(log10,                Floating,      Same,     Yes,      Promoted)           \
-  X(logical_not,          Bool,          Bool,     No,       Promoted)           \
+  X(logical_not,          Bool,          Bool,     No,       Truth)              \
   X(negative,             Numeric,       Same,     No,       Promoted)           \
   X(positive,             Numeric,       Same,     No,       Promoted)           \
   X(real,                 Numeric,       RealPart, No,       Promoted)           \
@@ -110,9 +113,9 @@ enum class ComputesIn : uint8_t {
   X(less,                 RealNumeric,   Bool,     No,       Promoted)           \
   X(less_equal,           RealNumeric,   Bool,     No,       Promoted)           \
   X(logaddexp,            RealFloating,  Same,     Yes,      Promoted)           \
-  X(logical_and,          Bool,          Bool,     No,       Promoted)           \
-  X(logical_or,           Bool,          Bool,     No,       Promoted)           \
-  X(logical_xor,          Bool,          Bool,     No,       Promoted)           \
+  X(logical_and,          Bool,          Bool,     No,       Truth)              \
+  X(logical_or,           Bool,          Bool,     No,       Truth)              \
+  X(logical_xor,          Bool,          Bool,     No,       Truth)              \
   X(maximum,              RealNumeric,   Same,     No,       Promoted)           \
   X(minimum,              RealNumeric,   Same,     No,       Promoted)           \
   X(multiply,             Numeric,       Same,     No,       Promoted)           \

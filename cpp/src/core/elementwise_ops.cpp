@@ -72,10 +72,25 @@ DType result_dtype(const ElementwiseInfo& info, DType input) {
   return input;
 }
 
-// The dtype a binary function computes in (the table's "computes in" column).
+// The dtype a function computes in (the table's "computes in" column).
 DType compute_dtype(const ElementwiseInfo& info, DType promoted) {
   if (info.computes_in == ComputesIn::FloatForIntegers && is_integer(promoted))
     return kDefaultFloat;
+  if (info.computes_in == ComputesIn::Truth) return DType::Bool;
+  return promoted;
+}
+
+// Note [Logical ops read truth values]: the standard asks for boolean inputs to
+// logical_and, logical_or, logical_xor and logical_not and leaves others unspecified.
+// NumPy, CuPy and PyTorch read any input as its truth value (nonzero is true, NaN
+// included), and code written for them passes numbers (scikit-learn's roc_curve does, to
+// logical_or). So these ops accept every dtype and cast a non-boolean input to bool
+// first; their kernels take bools only (the table's "accepts" column).
+// Two inputs of different kinds need no common dtype then: both become bools.
+DType promoted_inputs(const ElementwiseInfo& info, DType a, DType b) {
+  if (info.computes_in == ComputesIn::Truth) return DType::Bool;
+  DType promoted = result_type(a, b);
+  check_category(info, promoted);
   return promoted;
 }
 
@@ -134,6 +149,8 @@ bool in_category(DType d, DTypeCategory c) {
 
 Tensor unary(UnaryOp op, const Tensor& x) {
   const ElementwiseInfo& info = unary_info(op);
+  if (info.computes_in == ComputesIn::Truth && x.dtype() != DType::Bool)
+    return unary(op, astype(x, DType::Bool, false));  // Note [Logical ops read truth values]
   check_category(info, x.dtype());
   Tensor out = empty_following(x.shape(), result_dtype(info, x.dtype()), x.device(), {&x});
   run(OpIds::get().unary[static_cast<int>(op)], {&x}, out);
@@ -158,8 +175,7 @@ namespace {
 // of a tiny op follows the code lines it runs (Note [Where the host time of a tiny op goes]).
 Tensor binary_on(BinaryOp op, const Tensor& a, const Tensor& b, Device device) {
   const ElementwiseInfo& info = binary_info(op);
-  DType promoted = result_type(a.dtype(), b.dtype());
-  check_category(info, promoted);
+  DType promoted = promoted_inputs(info, a.dtype(), b.dtype());
   DType dtype = compute_dtype(info, promoted);
   if (a.dtype() != dtype || b.dtype() != dtype || !(a.shape() == b.shape()))
     return binary_conformed(op, info, dtype, a, b, device);
@@ -170,8 +186,7 @@ Tensor binary_on(BinaryOp op, const Tensor& a, const Tensor& b, Device device) {
 
 void binary_inplace_unchecked(BinaryOp op, Tensor& a, const Tensor& b) {
   const ElementwiseInfo& info = binary_info(op);
-  DType promoted = result_type(a.dtype(), b.dtype());
-  check_category(info, promoted);
+  DType promoted = promoted_inputs(info, a.dtype(), b.dtype());
   DType dtype = compute_dtype(info, promoted);
   DType out_dtype = result_dtype(info, dtype);
   if (out_dtype != a.dtype())
