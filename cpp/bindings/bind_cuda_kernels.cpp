@@ -103,7 +103,7 @@ void add_argument(KernelArguments& out, nb::handle a, int& device,
     while (size % align) align /= 2;
     return out.add_bytes(view.buf, size, align);
   }
-  if (nb::hasattr(a, "__dlpack__")) {
+  if (has_dlpack(a)) {
     nb::object t = nb::cast(from_dlpack(a, std::nullopt, std::nullopt));
     imported.push_back(t);
     return add_tensor(out, nb::cast<const Tensor&>(t), device);

@@ -29,7 +29,7 @@ int64_t integer_arg(PyObject* obj) {
 // Array-likes (lists, NumPy arrays and scalars) index as the tensor asarray makes of them;
 // an empty list is an empty integer index, as in NumPy.
 bool is_array_like(PyObject* obj) {
-  return PyList_Check(obj) || PyTuple_Check(obj) || PyObject_HasAttrString(obj, "__dlpack__") ||
+  return PyList_Check(obj) || PyTuple_Check(obj) || has_dlpack(obj) ||
          (PyObject_CheckBuffer(obj) && !PyBytes_Check(obj) && !PyByteArray_Check(obj));
 }
 
