@@ -207,6 +207,22 @@ def test_logical_ops_read_numbers_as_truth_values(device, name):
                                   getattr(np, name)(a, 0))
 
 
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("scalar", [True, False, 0, 3, 0.0, float("nan"), 2.5, 1j, 0j])
+def test_logical_ops_read_python_scalars_as_truth_values(device, name, scalar):
+    """A Python scalar beside any array is read as its truth value too, on either side."""
+    fn = getattr(xrt, name)
+    for a in (np.array([0.0, 1.5, np.nan]), np.array([1 + 0j, 0j, 1j]),
+              np.array([0, 7, -1], dtype=np.int16), np.array([True, False, True])):
+        for got, expected in ((fn(tensor(a, device), scalar), getattr(np, name)(a, scalar)),
+                              (fn(scalar, tensor(a, device)), getattr(np, name)(scalar, a))):
+            assert got.dtype == xrt.bool and got.device == tensor(a, device).device
+            np.testing.assert_array_equal(to_numpy(got), expected)
+    # Arithmetic keeps the standard's scalar rules.
+    with pytest.raises(TypeError, match="does not define mixing"):
+        xrt.add(tensor(np.array([1.0]), device), True)
+
+
 def test_logical_not_reads_numbers_as_truth_values(device):
     a = np.array([[0.0, 3.0], [np.nan, -0.0]])
     got = xrt.logical_not(tensor(a, device))

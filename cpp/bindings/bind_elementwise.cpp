@@ -23,11 +23,15 @@ nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
 
 // The standard lets one operand of a binary function be a Python scalar; it takes the
 // other operand's dtype (TypeError for the mixes the standard leaves undefined). The scalar
-// stays on the host (Note [Host scalars] in xpuruntime/elementwise.h).
-std::optional<Tensor> host_scalar(const Tensor& self, nb::handle other) {
+// stays on the host (Note [Host scalars] in xpuruntime/elementwise.h). A logical op reads
+// a scalar, like an array, as its truth value (Note [Logical ops read truth values]).
+std::optional<Tensor> host_scalar(BinaryOp op, const Tensor& self, nb::handle other) {
   std::optional<Scalar> s = operand_scalar(other);
   if (!s) return std::nullopt;
-  return scalar_tensor(*s, scalar_result_type(self.dtype(), s->kind), kCPU);
+  DType dtype = binary_info(op).computes_in == ComputesIn::Truth
+                    ? DType::Bool
+                    : scalar_result_type(self.dtype(), s->kind);
+  return scalar_tensor(*s, dtype, kCPU);
 }
 
 // self op other (self_first) or other op self: other a Tensor or a Python scalar; an
@@ -36,7 +40,7 @@ std::optional<Tensor> host_scalar(const Tensor& self, nb::handle other) {
 Tensor with_operand(BinaryOp op, const Tensor& self, nb::handle other, bool self_first) {
   if (const Tensor* t = tensor_of(other))
     return self_first ? binary(op, self, *t) : binary(op, *t, self);
-  std::optional<Tensor> s = host_scalar(self, other);
+  std::optional<Tensor> s = host_scalar(op, self, other);
   if (!s) return Tensor();
   return self_first ? binary_with_host_scalar(op, self, *s) : binary_with_host_scalar(op, *s, self);
 }
@@ -55,7 +59,7 @@ bool inplace_operand(BinaryOp op, Tensor& self, nb::handle other) {
     binary_inplace(op, self, *t);
     return true;
   }
-  std::optional<Tensor> s = host_scalar(self, other);
+  std::optional<Tensor> s = host_scalar(op, self, other);
   if (s) binary_inplace_with_host_scalar(op, self, *s);
   return s.has_value();
 }

@@ -86,7 +86,8 @@ DType compute_dtype(const ElementwiseInfo& info, DType promoted) {
 // included), and code written for them passes numbers (scikit-learn's roc_curve does, to
 // logical_or). So these ops accept every dtype and cast a non-boolean input to bool
 // first; their kernels take bools only (the table's "accepts" column).
-// Two inputs of different kinds need no common dtype then: both become bools.
+// Two inputs of different kinds need no common dtype then: both become bools, and a
+// Python scalar beside any array is read the same way (host_scalar in bind_elementwise.cpp).
 DType promoted_inputs(const ElementwiseInfo& info, DType a, DType b) {
   if (info.computes_in == ComputesIn::Truth) return DType::Bool;
   DType promoted = result_type(a, b);
