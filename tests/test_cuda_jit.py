@@ -221,6 +221,7 @@ def test_host_costs_measure_every_piece():
     launch takes it), the allocator and whole adds, each a positive time."""
     costs = _core._cuda._host_costs(200)
     assert set(costs) >= {"launch_ns", "launch_args96_ns", "launch_extra_ns", "launch_ex_ns",
+                          "launch_add96_ns",
                           "launch_loop_ns", "allocate_free_ns", "empty_ns", "add_inplace_ns",
                           "add_ns"}
     for name, ns in costs.items():

@@ -318,6 +318,64 @@ def test_elementwise_replays_raw_and_several_outputs_on_any_stream():
         k(x, stream=3.5)
 
 
+def test_recorded_calls_replay_from_cpp_by_layout_and_keywords():
+    """Note [Calling a recorded kernel from C++]: the second call of a layout replays from
+    the C++ __call__ (its table grows once per key: the layout and the keywords as passed);
+    what it returns is what the Python path returns, a new layout or a keyword that is not
+    None, a bool, an int or a tuple of ints takes the Python path."""
+    ew = xrt.ElementwiseKernel("T x, T s", "T y", "y = x * s", "ew_cpp_replay")
+    a = np.arange(12.0).reshape(3, 4)
+    x = dev(a)
+    y = xrt.empty((3, 4), dtype=xrt.float64, device="cuda:0")
+    for s in (2.0, 3.0, 4.0):
+        np.testing.assert_array_equal(to_numpy(ew(x, s)), a * s)
+        assert ew(x, s, y) is y
+        np.testing.assert_array_equal(to_numpy(y), a * s)
+        np.testing.assert_array_equal(to_numpy(ew(x, s, block_size=64)), a * s)
+        np.testing.assert_array_equal(to_numpy(ew(x, s, stream=None)), a * s)
+    assert ew._recorded == 4  # (x, s), (x, s, y), block_size=64, stream=None
+    stream = xrt.cuda.Stream("cuda:0")
+    for _ in range(2):  # a Stream is not part of a key: the Python path replays it
+        got = ew(x, 5.0, stream=stream)
+        stream.synchronize()
+        np.testing.assert_array_equal(to_numpy(got), a * 5)
+    assert ew._recorded == 4
+    x32 = dev(a.astype(np.float32))  # another layout: recorded once more
+    for _ in range(2):
+        np.testing.assert_array_equal(to_numpy(ew(x32, 2.0)), (a * 2).astype(np.float32))
+    assert ew._recorded == 5
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ew(x, 2.0, sizes=3)
+    with pytest.raises(TypeError):
+        ew(x)  # too few arguments: no recorded layout, the Python path's error
+
+    two = xrt.ElementwiseKernel("T x", "T y, T z", "y = x + 1; z = x * 2", "ew_cpp_two")
+    tup = xrt.ElementwiseKernel("T x", "T y", "y = -x", "ew_cpp_tuple", return_tuple=True)
+    none = xrt.ElementwiseKernel("T x, raw T z", "", "z[i] = x * 3", "ew_cpp_none",
+                                 no_return=True)
+    z = xrt.zeros((3, 4), dtype=xrt.float64, device="cuda:0")
+    for _ in range(3):
+        p, q = two(x)
+        np.testing.assert_array_equal(to_numpy(p), a + 1)
+        np.testing.assert_array_equal(to_numpy(q), a * 2)
+        (r,) = tup(x)
+        np.testing.assert_array_equal(to_numpy(r), -a)
+        assert none(x, z) is None
+        np.testing.assert_array_equal(to_numpy(z), a * 3)
+    assert two._recorded == tup._recorded == none._recorded == 1
+
+    red = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rk_cpp_replay")
+    out = xrt.empty((3,), dtype=xrt.float64, device="cuda:0")
+    for _ in range(3):
+        np.testing.assert_array_equal(to_numpy(red(x, axis=1)), a.sum(axis=1))
+        np.testing.assert_array_equal(to_numpy(red(x, axis=(0, 1), keepdims=True)),
+                                      a.sum(keepdims=True))
+        np.testing.assert_array_equal(to_numpy(red(x)), a.sum())
+        assert red(x, out=out, axis=1) is out  # a Tensor keyword: the Python path
+        np.testing.assert_array_equal(to_numpy(out), a.sum(axis=1))
+    assert red._recorded == 3
+
+
 def test_reduction_replay_returns_fresh_outputs():
     k = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rk_fresh")
     x = dev(np.ones((8, 16)))

@@ -386,3 +386,52 @@ def test_only_tensors_and_scalars_are_recorded_for_replay():
     assert replayable((x, 2.0, 3, True, 1j, np.float32(2), np.int8(1)))
     assert not replayable((x, [1.0]))
     assert not replayable((np.ones(3),))
+
+
+def test_recorded_kernels_replay_calls_keyed_by_layout_and_keywords():
+    # Note [Calling a recorded kernel from C++]: the C++ __call__ goes to _call until that
+    # records a replay for the call in progress; then a call with the same key replays
+    # (here the replay's launch refuses CPU tensors, which shows it ran).
+    class Recording(xrt._core._cuda._RecordedKernel):
+        def __init__(self):
+            super().__init__()
+            self.slow = 0
+            kernel = xrt._core._cuda._UserKernel('extern "C" __global__ void k() {}', "k")
+            self.replay = xrt._core._cuda._Replay(kernel, 1, 1, [None], [], [], None)
+
+        def _call(self, *args, **kwargs):
+            self.slow += 1
+            self._remember(self.replay, 1, 1)
+            return "slow"
+
+    k = Recording()
+    x = xrt.ones((2, 3))
+    assert k(x) == "slow" and k._recorded == 1
+    with pytest.raises(ValueError, match="CUDA device"):
+        k(x)  # replayed
+    assert k.slow == 1
+    assert k(x, axis=1) == "slow" and k._recorded == 2  # keywords are part of the key
+    assert k(x, axis=(0, 1), keepdims=True, stream=None) == "slow" and k._recorded == 3
+    with pytest.raises(ValueError, match="CUDA device"):
+        k(x, axis=(0, 1), keepdims=True, stream=None)
+    for kwargs in ({"scale": 2.5}, {"axis": [1]}, {"axis": 2**70}, {"out": x}):
+        assert k(x, **kwargs) == "slow"  # no key: never recorded
+    assert k._recorded == 3
+    assert k(xrt.ones((3, 2))) == "slow" and k._recorded == 4  # another layout
+    k._remember(k.replay, 1, 1)  # no call in progress: nothing recorded
+    assert k._recorded == 4
+    with pytest.raises(ValueError, match="result"):
+        k._remember(k.replay, 1, 7)
+    ew = xrt.ElementwiseKernel("T x", "T y", "y = x", "ew_recorded_cpu")
+    assert isinstance(ew, xrt._core._cuda._RecordedKernel) and ew._recorded == 0
+    with pytest.raises(ValueError, match="CUDA device"):
+        ew(x)
+
+
+def test_a_recorded_kernel_subclass_must_initialise_its_base():
+    class Forgot(xrt._core._cuda._RecordedKernel):
+        def __init__(self):
+            pass
+
+    with pytest.raises(TypeError, match="super"):
+        Forgot()(xrt.ones(2))

@@ -78,6 +78,7 @@ nb::dict host_costs(int count, nb::handle burst, int burst_ops) {
   d["launch_args96_ns"] = costs.launch_args96_ns;
   d["launch_extra_ns"] = costs.launch_extra_ns;
   d["launch_ex_ns"] = costs.launch_ex_ns;
+  d["launch_add96_ns"] = costs.launch_add96_ns;
   d["launch_loop_ns"] = costs.launch_loop_ns;
   d["activate_ns"] = costs.activate_ns;
   d["current_stream_ns"] = costs.current_stream_ns;

@@ -4,6 +4,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <complex>
+#include <string>
+#include <unordered_map>
 
 #include "bind_args.h"
 #include "bindings.h"
@@ -189,10 +191,8 @@ void call_kernel(UserKernel& kernel, nb::handle grid, nb::handle block, nb::hand
 /// its dtype, device, read-only flag, shape and strides; per other argument its Python type.
 /// Read here from the C++ tensors, it costs a tenth of the same tuple built from Python
 /// properties, and a read-only output gets a key of its own (the long path refuses it).
-nb::bytes layout_signature(nb::handle args) {
-  static thread_local std::string key;
-  key.clear();
-  auto put = [](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+void put_layout(nb::handle args, std::string& key) {
+  auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
   if (!PyTuple_Check(args.ptr()))
     throw TypeError("the arguments must be a tuple, got " + type_name_of(args));
   Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
@@ -216,6 +216,12 @@ nb::bytes layout_signature(nb::handle args) {
       put(&type, sizeof type);
     }
   }
+}
+
+nb::bytes layout_signature(nb::handle args) {
+  static thread_local std::string key;
+  key.clear();
+  put_layout(args, key);
   return nb::bytes(key.data(), key.size());
 }
 
@@ -302,6 +308,149 @@ class Replay {
   std::vector<nb::object> tail_;
 };
 
+/// Note [Calling a recorded kernel from C++]: ElementwiseKernel and ReductionKernel derive
+/// from _RecordedKernel, whose __call__ is C++. A call whose key (its arguments' layout, as
+/// _layout_signature reads it, and its keywords as passed, each None, a bool, an int or a
+/// tuple of ints) was recorded replays from here: no Python frame, no tuple of the key, no
+/// dictionary lookup in Python. Any other call goes to the class's _call, the Python path,
+/// which records its replay with _remember under the key this call computed. The call is the
+/// type's tp_call slot, which a Python subclass inherits while it defines no __call__.
+class RecordedKernel {
+ public:
+  /// What a replay returns: nothing, the first output, or all of them as a tuple.
+  enum Result : int { kNothing = 0, kFirst = 1, kAll = 2 };
+
+  nb::object call(nb::handle self, nb::handle args, PyObject* kwargs) {
+    static thread_local std::string key;
+    key.clear();
+    bool keyed = put_key(args, kwargs, key);
+    if (keyed) {
+      auto it = entries_.find(key);
+      if (it != entries_.end()) {
+        // Copied out: the replay's conversions run Python, which may add entries.
+        nb::object keep = it->second.replay;
+        Replay* replay = it->second.target;
+        Py_ssize_t nin = it->second.nin;
+        Result result = it->second.result;
+        return finish(replay->call(args, nb::none()), args, nin, result);
+      }
+    }
+    std::string own = keyed ? key : std::string();
+    const std::string* outer = pending_;
+    pending_ = keyed ? &own : nullptr;
+    struct Restore {
+      RecordedKernel* k;
+      const std::string* outer;
+      ~Restore() { k->pending_ = outer; }
+    } restore{this, outer};
+    nb::object slow = self.attr("_call");
+    PyObject* r = PyObject_Call(slow.ptr(), args.ptr(), kwargs);
+    if (!r) throw nb::python_error();
+    return nb::steal(r);
+  }
+
+  /// Records replay for the call in progress through call() (nothing when there is none, or
+  /// when its key could not be read): nin inputs, and what the call returns.
+  void remember(nb::object replay, Py_ssize_t nin, int result) {
+    if (result < kNothing || result > kAll) throw ValueError("result must be 0, 1 or 2");
+    if (!pending_) return;
+    Replay* target = &nb::cast<Replay&>(replay);
+    entries_[*pending_] = Entry{std::move(replay), target, nin, static_cast<Result>(result)};
+  }
+
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    nb::object replay;
+    Replay* target;
+    Py_ssize_t nin;
+    Result result;
+  };
+
+  // False when a keyword's value is none of None, bool, int (int64), tuple of ints.
+  static bool put_key(nb::handle args, PyObject* kwargs, std::string& key) {
+    put_layout(args, key);
+    if (!kwargs) return true;
+    PyObject *name, *value;
+    Py_ssize_t at = 0;
+    auto put_int = [&key](PyObject* v) {
+      int overflow = 0;
+      long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+      if (overflow || (i == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return false;
+      }
+      key.append(reinterpret_cast<const char*>(&i), sizeof i);
+      return true;
+    };
+    while (PyDict_Next(kwargs, &at, &name, &value)) {
+      Py_ssize_t length = 0;
+      const char* text = PyUnicode_AsUTF8AndSize(name, &length);
+      if (!text) {
+        PyErr_Clear();
+        return false;
+      }
+      key.push_back('K');
+      key.append(text, static_cast<size_t>(length) + 1);  // with its terminating zero
+      if (value == Py_None) {
+        key.push_back('N');
+      } else if (PyBool_Check(value)) {
+        key.push_back(value == Py_True ? 't' : 'f');
+      } else if (PyLong_CheckExact(value)) {
+        key.push_back('I');
+        if (!put_int(value)) return false;
+      } else if (PyTuple_CheckExact(value)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(value);
+        key.push_back('U');
+        key.append(reinterpret_cast<const char*>(&n), sizeof n);
+        for (Py_ssize_t i = 0; i < n; ++i) {
+          PyObject* item = PyTuple_GET_ITEM(value, i);
+          if (!PyLong_CheckExact(item) || !put_int(item)) return false;
+        }
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static nb::object finish(nb::tuple made, nb::handle args, Py_ssize_t nin, Result result) {
+    if (result == kNothing) return nb::none();
+    nb::handle outs = made;
+    Py_ssize_t first = 0;
+    if (PyTuple_GET_SIZE(made.ptr()) == 0) {  // the outputs were passed: they follow the inputs
+      if (result == kAll) return nb::steal(PyTuple_GetSlice(args.ptr(), nin, PY_SSIZE_T_MAX));
+      outs = args;
+      first = nin;
+    }
+    if (PyTuple_GET_SIZE(outs.ptr()) <= first) throw ValueError("the call has no output to return");
+    if (result == kAll) return made;
+    return nb::borrow(PyTuple_GET_ITEM(outs.ptr(), first));
+  }
+
+  std::unordered_map<std::string, Entry> entries_;
+  const std::string* pending_ = nullptr;  // the key of the call in _call, when keyed
+};
+
+// The type's call slot: a call reaches it with the arguments' tuple as CPython made it, not
+// through a __call__ looked up and called with the instance prepended.
+PyObject* recorded_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  try {
+    if (!nb::inst_ready(self))
+      throw TypeError("this kernel was not initialised (a subclass's __init__ must call "
+                      "super().__init__())");
+    return nb::inst_ptr<RecordedKernel>(self)->call(self, args, kwargs).release().ptr();
+  } catch (...) {
+    if (!set_python_error(std::current_exception()))
+      PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in a kernel call");
+    return nullptr;
+  }
+}
+
+PyType_Slot recorded_slots[] = {{Py_tp_call, reinterpret_cast<void*>(recorded_tp_call)},
+                                {0, nullptr}};
+
 }  // namespace
 
 void bind_cuda_kernels(nb::module_& m) {
@@ -339,6 +488,16 @@ void bind_cuda_kernels(nb::module_& m) {
            nb::arg("outputs"), nb::arg("tail"), nb::arg("pack").none())
       .def("__call__", &Replay::call, nb::arg("args"), nb::arg("stream").none(),
            "Converts and packs args, allocates the outputs, launches; returns the outputs.");
+  nb::class_<RecordedKernel>(m, "_RecordedKernel", nb::type_slots(recorded_slots),
+                             "Base of ElementwiseKernel and ReductionKernel: calls laid out "
+                             "like a recorded one replay from C++ (Note [Calling a recorded "
+                             "kernel from C++]).")
+      .def(nb::init<>())
+      .def("_remember", &RecordedKernel::remember, nb::arg("replay"), nb::arg("nin"),
+           nb::arg("result"),
+           "Records replay for the call in progress (0: it returns None, 1: its first "
+           "output, 2: the tuple of its outputs).")
+      .def_prop_ro("_recorded", &RecordedKernel::size, "How many calls replay from C++.");
   m.def("_layout_signature", &layout_signature, nb::arg("args"),
         "A call's argument layout as bytes (Note [Replaying a user kernel call]).");
   m.def("_lowered_names", [](std::string source, std::vector<std::string> options,

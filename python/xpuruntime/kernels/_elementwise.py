@@ -51,7 +51,7 @@ def _signature(values):
     return tuple(key)
 
 
-class ElementwiseKernel:
+class ElementwiseKernel(_cuda._RecordedKernel):
     """``ElementwiseKernel(in_params, out_params, operation, name='kernel', reduce_dims=True,
     preamble='', no_return=False, return_tuple=False, options=(), loop_prep='',
     after_loop='')``, called as ``kernel(*inputs, [*outputs], size=None, block_size=None,
@@ -60,6 +60,7 @@ class ElementwiseKernel:
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
                  preamble="", no_return=False, return_tuple=False, *, options=(),
                  loop_prep="", after_loop="", backend="nvrtc", jitify=False):
+        super().__init__()
         check_backend(backend, jitify)
         self.in_params = parse_params(in_params, "in_params")
         self.out_params = parse_params(out_params, "out_params")
@@ -224,7 +225,9 @@ class ElementwiseKernel:
 
     # ---- calling -------------------------------------------------------------------------
 
-    def __call__(self, *args, size=None, block_size=None, stream=None):
+    def _call(self, *args, size=None, block_size=None, stream=None):
+        # The call itself is the C++ base's __call__: it replays a call laid out like a
+        # recorded one (Note [Calling a recorded kernel from C++]) and comes here otherwise.
         # Note [Replaying a user kernel call]: a call whose arguments have the layout of an
         # earlier one (dtypes, shapes, strides, devices, read-only flags, scalar types)
         # replays it from C++ (_cuda._Replay): no type inference, broadcasting or plan
@@ -236,6 +239,7 @@ class ElementwiseKernel:
 
             stream = as_stream(stream)
         if replay is not None:
+            self._remember(replay, self.nin, self._result)  # this call's key, if it has one
             outs = replay(args, stream) or args[self.nin:]
         else:
             plan, call, outs = self._prepare(args, size)
@@ -243,12 +247,20 @@ class ElementwiseKernel:
             if plan.size:
                 plan.kernel.launch(grid, block, call, 0, stream)
                 if replayable(args):
-                    self._recipes[key] = self._replay(plan, args, outs, (grid, block))
+                    self._recipes[key] = replay = self._replay(plan, args, outs, (grid, block))
+                    self._remember(replay, self.nin, self._result)
         if self.no_return:
             return None
         if len(outs) == 1 and not self.return_tuple:
             return outs[0]
         return tuple(outs)
+
+    @property
+    def _result(self):
+        """What a call returns, for its C++ replay: 0 None, 1 the output, 2 the tuple."""
+        if self.no_return:
+            return 0
+        return 1 if self.nout == 1 and not self.return_tuple else 2
 
     @staticmethod
     def _grid(plan, block_size):

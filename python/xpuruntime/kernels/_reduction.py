@@ -79,7 +79,7 @@ class _Plan:
     )
 
 
-class ReductionKernel:
+class ReductionKernel(_cuda._RecordedKernel):
     """``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
     identity, name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='',
     options=())``, called as ``kernel(*inputs, out=None, axis=None, keepdims=False,
@@ -88,6 +88,7 @@ class ReductionKernel:
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
                  name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
                  options=(), *, backend="nvrtc", jitify=False):
+        super().__init__()
         check_backend(backend, jitify)
         self.in_params = parse_params(in_params, "in_params")
         self.out_params = parse_params(out_params, "out_params")
@@ -290,8 +291,9 @@ class ReductionKernel:
             f"      {C_TYPES[types[-1]]}& {out.name} = _p_{out.name}[_b{narrays}];\n"
             f"      POST_MAP(a);\n    }}\n    __syncthreads();\n  }}\n}}\n")
 
-    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
-        # Note [Replaying a user kernel call] (in the bindings), as ElementwiseKernel does.
+    def _call(self, *args, out=None, axis=None, keepdims=False, stream=None):
+        # Note [Replaying a user kernel call] (in the bindings), as ElementwiseKernel does;
+        # the call is the C++ base's __call__ (Note [Calling a recorded kernel from C++]).
         key = self._replay_key(args, out, axis, keepdims)
         replay = self._recipes.get(key) if key is not None else None
         if stream is not None:
@@ -300,6 +302,7 @@ class ReductionKernel:
             stream = as_stream(stream)
         if replay is not None:
             if out is None:
+                self._remember(replay, self.nin, 1)  # this call's key, if it has one
                 return replay(args, stream)[0]
             replay((*args, out), stream)
             return out
@@ -309,7 +312,9 @@ class ReductionKernel:
                 raise ValueError(f"{self.name}: an empty reduction needs an identity")
             plan.kernel.launch(plan.grid, plan.block, call, 0, stream)
             if key is not None and replayable(args):
-                self._recipes[key] = self._replay(plan, args, out if key[1] else None)
+                self._recipes[key] = replay = self._replay(plan, args, out if key[1] else None)
+                if key[1]:  # the output allocated: the replay returns it
+                    self._remember(replay, self.nin, 1)
         return out
 
     @staticmethod

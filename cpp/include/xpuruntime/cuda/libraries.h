@@ -40,6 +40,7 @@ struct HostCosts {
   double launch_args96_ns = 0;   ///< cuLaunchKernel with an elementwise launch's 96 argument bytes
   double launch_extra_ns = 0;    ///< those 96 bytes as one buffer (CU_LAUNCH_PARAM_BUFFER_*)
   double launch_ex_ns = -1;      ///< cuLaunchKernelEx, no attributes (-1: the driver lacks it)
+  double launch_add96_ns = 0;    ///< launch() of a kernel that adds (96 argument bytes), as ours
   double launch_loop_ns = 0;     ///< empty launches in a plain loop: the GPU's pace, once full
   double activate_ns = 0;        ///< making the device's context current
   double current_stream_ns = 0;  ///< reading the current stream
