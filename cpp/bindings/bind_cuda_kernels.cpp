@@ -80,7 +80,10 @@ void add_argument(KernelArguments& out, nb::handle a, int& device,
     // A struct packed by the caller (xpuruntime.kernels passes array layouts this way).
     return out.add_bytes(PyBytes_AS_STRING(p), static_cast<size_t>(PyBytes_GET_SIZE(p)), 8);
   }
-  if (nb::hasattr(a, "__dlpack_device__")) {
+  // has_dlpack looks __dlpack__ up on the type with an interned name: a NumPy scalar (no
+  // DLPack) costs no string and no AttributeError here.
+  bool dlpack = has_dlpack(a);
+  if (dlpack) {
     // A device array (CuPy, torch, JAX) first: some also offer the buffer protocol, only to
     // refuse it for device memory.
     nb::tuple where = nb::cast<nb::tuple>(a.attr("__dlpack_device__")());
@@ -105,7 +108,7 @@ void add_argument(KernelArguments& out, nb::handle a, int& device,
     while (size % align) align /= 2;
     return out.add_bytes(view.buf, size, align);
   }
-  if (has_dlpack(a)) {
+  if (dlpack) {
     nb::object t = nb::cast(from_dlpack(a, std::nullopt, std::nullopt));
     imported.push_back(t);
     return add_tensor(out, nb::cast<const Tensor&>(t), device);
