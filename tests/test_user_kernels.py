@@ -435,3 +435,44 @@ def test_a_recorded_kernel_subclass_must_initialise_its_base():
 
     with pytest.raises(TypeError, match="super"):
         Forgot()(xrt.ones(2))
+
+
+def test_recorded_kernels_record_each_threads_call_under_its_own_key():
+    # Thread A's call is in its Python path when thread B's call enters its own: each must
+    # record under its own key (the pending key is per thread), or A's replay would serve
+    # B's layout.
+    import threading
+
+    a_inside, b_inside, a_done = threading.Event(), threading.Event(), threading.Event()
+
+    class Recording(xrt._core._cuda._RecordedKernel):
+        def __init__(self):
+            super().__init__()
+            kernel = xrt._core._cuda._UserKernel('extern "C" __global__ void k() {}', "k")
+            self.replays = {n: xrt._core._cuda._Replay(kernel, 1, 1, [None] * n, [], [], None)
+                            for n in (1, 2)}
+
+        def _call(self, *args):
+            if len(args) == 1:  # thread A
+                a_inside.set()
+                assert b_inside.wait(10)
+                self._remember(self.replays[1], 1, 1)
+                a_done.set()
+            else:  # thread B
+                b_inside.set()
+                assert a_done.wait(10)
+                self._remember(self.replays[2], 2, 1)
+            return "slow"
+
+    k = Recording()
+    x = xrt.ones((2, 3))
+    results = []
+    a = threading.Thread(target=lambda: results.append(k(x)))
+    a.start()
+    assert a_inside.wait(10)
+    results.append(k(x, x))
+    a.join(10)
+    assert results == ["slow", "slow"] and k._recorded == 2
+    for args in ((x,), (x, x)):  # each replays its own recipe: the launch refuses the CPU
+        with pytest.raises(ValueError, match="CUDA device"):
+            k(*args)

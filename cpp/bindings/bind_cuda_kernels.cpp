@@ -338,14 +338,17 @@ class RecordedKernel {
         return finish(replay->call(args, nb::none()), args, nin, result);
       }
     }
+    // The key waits for _remember in this thread's state: another thread may call this
+    // kernel while this call's Python path runs (the GIL passes between bytecodes), and its
+    // recording must not land under our key.
     std::string own = keyed ? key : std::string();
-    const std::string* outer = pending_;
-    pending_ = keyed ? &own : nullptr;
+    Pending& pending = pending_call();
     struct Restore {
-      RecordedKernel* k;
-      const std::string* outer;
-      ~Restore() { k->pending_ = outer; }
-    } restore{this, outer};
+      Pending& pending;
+      Pending outer;
+      ~Restore() { pending = outer; }
+    } restore{pending, pending};
+    pending = Pending{this, keyed ? &own : nullptr};
     nb::object slow = self.attr("_call");
     PyObject* r = PyObject_Call(slow.ptr(), args.ptr(), kwargs);
     if (!r) throw nb::python_error();
@@ -356,9 +359,10 @@ class RecordedKernel {
   /// when its key could not be read): nin inputs, and what the call returns.
   void remember(nb::object replay, Py_ssize_t nin, int result) {
     if (result < kNothing || result > kAll) throw ValueError("result must be 0, 1 or 2");
-    if (!pending_) return;
+    const Pending& pending = pending_call();
+    if (pending.kernel != this || !pending.key) return;
     Replay* target = &nb::cast<Replay&>(replay);
-    entries_[*pending_] = Entry{std::move(replay), target, nin, static_cast<Result>(result)};
+    entries_[*pending.key] = Entry{std::move(replay), target, nin, static_cast<Result>(result)};
   }
 
   size_t size() const { return entries_.size(); }
@@ -370,6 +374,18 @@ class RecordedKernel {
     Py_ssize_t nin;
     Result result;
   };
+
+  // The call of this thread whose Python path runs now: its kernel and its key (none when
+  // the call could not be keyed).
+  struct Pending {
+    const RecordedKernel* kernel = nullptr;
+    const std::string* key = nullptr;
+  };
+
+  static Pending& pending_call() {
+    static thread_local Pending pending;
+    return pending;
+  }
 
   // False when a keyword's value is none of None, bool, int (int64), tuple of ints.
   static bool put_key(nb::handle args, PyObject* kwargs, std::string& key) {
@@ -433,7 +449,6 @@ class RecordedKernel {
   }
 
   std::unordered_map<std::string, Entry> entries_;
-  const std::string* pending_ = nullptr;  // the key of the call in _call, when keyed
 };
 
 // The type's call slot: a call reaches it with the arguments' tuple as CPython made it, not
