@@ -686,3 +686,23 @@ def test_a_cpu_tensor_takes_no_stream():
         with pytest.raises(ValueError, match="stream must be None for a cpu tensor"):
             t.__dlpack__(stream=stream)
     assert t.__dlpack__(stream=None, max_version=(1, 0)) is not None
+
+
+def test_from_dlpack_arguments_as_its_signature_says():
+    """Note [from_dlpack's call]: its entry reads x and the keywords itself."""
+    import inspect
+
+    assert str(inspect.signature(xrt.from_dlpack)) == "(x, /, *, device=None, copy=None)"
+    a = np.arange(6.0)
+    assert np.shares_memory(np.asarray(xrt.from_dlpack(a)), a)
+    assert not np.shares_memory(np.asarray(xrt.from_dlpack(a, copy=True)), a)
+    assert xrt.from_dlpack(a, device="cpu", copy=None).device == xrt.Device("cpu")
+    bad = [((), {}, TypeError, "takes 1 positional argument"),
+           ((a, a), {}, TypeError, "takes 1 positional argument"),
+           ((a,), {"stream": None}, TypeError, "unexpected keyword argument 'stream'"),
+           ((a,), {"copy": 1}, TypeError, "copy must be True, False or None"),
+           ((a,), {"device": "tpu"}, ValueError, "unknown device"),
+           ((), {"x": a}, TypeError, "positional-only")]
+    for args, kwargs, error, message in bad:
+        with pytest.raises(error, match=message):
+            xrt.from_dlpack(*args, **kwargs)

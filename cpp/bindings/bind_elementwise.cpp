@@ -98,17 +98,6 @@ std::optional<Tensor> optional_bound(const Tensor& x, nb::handle b, const char* 
 // methods). A slot receives the operands in the expression's order, either of them the
 // Tensor; NotImplemented lets the other operand's type try, as the methods' did.
 
-// The result's Python object, made directly: nb::cast looks the type up by its type_info
-// and asks whether the pointer is already bound, about 180 instructions a call.
-PyObject* object_result(Tensor&& t) {
-  static const nb::handle type = nb::type<Tensor>();
-  nb::object o = nb::inst_alloc(type);
-  if (!o.is_valid()) return nullptr;  // the allocation's error is set
-  new (nb::inst_ptr<Tensor>(o)) Tensor(std::move(t));
-  nb::inst_mark_ready(o);
-  return o.release().ptr();
-}
-
 PyObject* raise_current() {
   if (!set_python_error(std::current_exception()))
     PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in an xpuruntime operator");
@@ -120,7 +109,7 @@ PyObject* not_implemented_result() { return Py_NewRef(Py_NotImplemented); }
 template <BinaryOp Op> PyObject* binary_slot(PyObject* a, PyObject* b) {
   try {
     Tensor r = binary_operands(Op, a, b);
-    return r.defined() ? object_result(std::move(r)) : not_implemented_result();
+    return r.defined() ? tensor_result(std::move(r)) : not_implemented_result();
   } catch (...) {
     return raise_current();
   }
@@ -150,7 +139,7 @@ template <UnaryOp Op> PyObject* unary_slot(PyObject* a) {
   try {
     const Tensor* x = tensor_of(a);
     if (!x) return not_implemented_result();
-    return object_result(unary(Op, *x));
+    return tensor_result(unary(Op, *x));
   } catch (...) {
     return raise_current();
   }
@@ -166,7 +155,7 @@ PyObject* richcompare_slot(PyObject* self, PyObject* other, int op) {
     const Tensor* x = tensor_of(self);
     if (!x || op < Py_LT || op > Py_GE) return not_implemented_result();
     Tensor r = with_operand(ops[op], *x, other, true);
-    return r.defined() ? object_result(std::move(r)) : not_implemented_result();
+    return r.defined() ? tensor_result(std::move(r)) : not_implemented_result();
   } catch (...) {
     return raise_current();
   }

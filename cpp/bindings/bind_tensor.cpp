@@ -49,6 +49,15 @@ std::optional<Tensor> operand(const Tensor& self, nb::handle other) {
   return scalar_tensor(*s, dtype, self.device());
 }
 
+PyObject* tensor_result(Tensor&& t) {
+  static const nb::handle type = nb::type<Tensor>();
+  nb::object o = nb::inst_alloc(type);
+  if (!o.is_valid()) return nullptr;  // the allocation's error is set
+  new (nb::inst_ptr<Tensor>(o)) Tensor(std::move(t));
+  nb::inst_mark_ready(o);
+  return o.release().ptr();
+}
+
 // Note [Pooled Tensor objects]: every op makes a Python object for its result and most
 // results die soon. nanobind (3.1 and later) can keep a dead object's memory for the next
 // one (nb::pooled): the Python allocation, and nanobind's registration of the C++ address in

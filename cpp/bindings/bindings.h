@@ -58,6 +58,11 @@ std::optional<Tensor> operand(const Tensor& self, nb::handle other);
 /// The standard's asarray.
 Tensor asarray(nb::handle obj, std::optional<DType> dtype, std::optional<Device> device,
                std::optional<bool> copy);
+/// The Python object of a new tensor, made directly (new reference; nullptr with the
+/// allocation's error set): nb::cast looks the type up by its type_info and asks whether the
+/// pointer is already bound, about 180 instructions a call.
+PyObject* tensor_result(Tensor&& t);
+
 /// The standard's from_dlpack.
 Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy);
 /// obj has __dlpack__: looked up on its type first (no bound method is made), then on obj.

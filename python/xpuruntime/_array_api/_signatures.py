@@ -347,7 +347,10 @@ def _descriptions_of(module):
 def install_namespace(namespace, table, module):
     """Wraps every native public function of namespace (a module's dict)."""
     for name, obj in list(namespace.items()):
-        if name.startswith("_") or not _is_native(obj):
+        # A plain C function of _core (from_dlpack's fast entry) is wrapped where the table
+        # gives its signature.
+        plain = type(obj).__name__ == "builtin_function_or_method" and name in table
+        if name.startswith("_") or not (_is_native(obj) or plain):
             continue
         namespace[name] = wrap(obj, name, name, module, table.get(name))
 
