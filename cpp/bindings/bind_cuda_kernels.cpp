@@ -281,7 +281,8 @@ class Replay {
     nb::tuple made = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(outputs_.size())));
     for (size_t k = 0; k < outputs_.size(); ++k) {
       const Output& o = outputs_[k];
-      nb::object t = nb::cast(empty(o.shape, o.dtype, o.device));
+      nb::object t = nb::steal(tensor_result(empty(o.shape, o.dtype, o.device)));
+      if (!t.is_valid()) throw nb::python_error();
       PyTuple_SET_ITEM(made.ptr(), static_cast<Py_ssize_t>(k), t.inc_ref().ptr());
       if (o.raw) {
         imported.push_back(pack_(t));
