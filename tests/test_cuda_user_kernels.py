@@ -376,6 +376,41 @@ def test_recorded_calls_replay_from_cpp_by_layout_and_keywords():
     assert red._recorded == 3
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                                   "uint32", "uint64", "float16", "float32", "float64",
+                                   "complex64", "complex128"])
+def test_replayed_scalars_convert_as_numpy_does(dtype):
+    """Note [Scalars of a replayed call]: a replay converts Python scalars in C++ where the
+    value fits, and through the first call's conversion (NumPy's) otherwise; either way the
+    kernel gets the same bytes, and the same errors, as the first call."""
+    import warnings
+
+    from xpuruntime.kernels._layout import scalar_value
+
+    k = xrt.ElementwiseKernel(f"T x, {dtype} s", f"{dtype} y", "y = s", f"ew_scalar_{dtype}")
+    x = xrt.zeros((3,), dtype=xrt.float32, device="cuda:0")
+    info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+    values = [True, False, 0, 1, 7, -1, 2.5, -0.0, float("nan"), float("inf"), 1e40, 2**53 + 1,
+              2**63 - 1, 2**64, 2j]
+    if info is not None:
+        values += [int(info.min), int(info.max), int(info.min) - 1, int(info.max) + 1]
+    for value in values:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                expected = scalar_value(value, dtype)
+        except (OverflowError, ValueError, TypeError) as error:
+            for _ in range(2):  # the first call records, the second replays
+                with pytest.raises(type(error)):
+                    k(x, value)
+            continue
+        for _ in range(2):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = to_numpy(k(x, value))
+            assert got.tobytes() == np.full(3, expected).tobytes(), (value, got, expected)
+
+
 def test_reduction_replay_returns_fresh_outputs():
     k = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rk_fresh")
     x = dev(np.ones((8, 16)))

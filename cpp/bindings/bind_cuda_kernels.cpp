@@ -3,6 +3,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cfloat>
+#include <cmath>
 #include <complex>
 #include <string>
 #include <unordered_map>
@@ -246,7 +248,16 @@ class Replay {
          nb::sequence outputs, nb::sequence tail, nb::object pack)
       : kernel_owner_(std::move(kernel)), kernel_(&nb::cast<UserKernel&>(kernel_owner_)),
         grid_(dim3_of(grid, "grid")), block_(dim3_of(block, "block")), pack_(std::move(pack)) {
-    for (nb::handle c : converts) converts_.push_back(nb::borrow(c));
+    for (nb::handle c : converts) {
+      Convert convert;
+      if (PyTuple_Check(c.ptr()) && PyTuple_GET_SIZE(c.ptr()) == 2) {
+        convert.dtype = dtype_arg(PyTuple_GET_ITEM(c.ptr(), 0));
+        convert.fallback = nb::borrow(PyTuple_GET_ITEM(c.ptr(), 1));
+      } else {
+        convert.fallback = nb::borrow(c);
+      }
+      converts_.push_back(std::move(convert));
+    }
     for (nb::handle o : outputs) {
       auto spec = nb::cast<nb::tuple>(o);
       if (nb::len(spec) != 4) throw ValueError("an output is (shape, dtype, device, raw)");
@@ -270,11 +281,12 @@ class Replay {
     std::vector<nb::object> imported;
     for (Py_ssize_t i = 0; i < n; ++i) {
       nb::handle a = PyTuple_GET_ITEM(args.ptr(), i);
-      const nb::object& convert = converts_[static_cast<size_t>(i)];
-      if (convert.is_none()) {
+      const Convert& convert = converts_[static_cast<size_t>(i)];
+      if (convert.dtype && add_scalar(buffer, a, *convert.dtype)) continue;
+      if (convert.fallback.is_none()) {
         add_argument(buffer, a, device, imported);
       } else {
-        imported.push_back(convert(a));
+        imported.push_back(convert.fallback(a));
         add_argument(buffer, imported.back(), device, imported);
       }
     }
@@ -297,6 +309,84 @@ class Replay {
   }
 
  private:
+  // Note [Scalars of a replayed call]: a Python bool, int or float for a parameter of a
+  // bool, integer, float32/64 or complex type goes into the arguments from here, as the
+  // bytes of the NumPy scalar that the Python conversion (kernels/_layout.scalar_value)
+  // makes, with the alignment add_argument gives that scalar's buffer. What NumPy would
+  // refuse or warn about (an int out of the type's range, a float past float32's, a float
+  // for an integer type, an int that a double does not hold exactly) takes the Python
+  // conversion, whose errors and warnings the caller then sees. That conversion cost about
+  // 0.5 us a scalar on a 2-core VM.
+  static bool add_scalar(KernelArguments& out, nb::handle value, DType dtype) {
+    PyObject* v = value.ptr();
+    auto put = [&out](const auto& x) {
+      size_t size = sizeof x, align = size >= 16 ? 16 : size >= 8 ? 8 : size >= 4 ? 4 : size;
+      while (size % align) align /= 2;
+      out.add_bytes(&x, size, align);
+      return true;
+    };
+    bool is_bool = PyBool_Check(v);
+    bool is_int = !is_bool && PyLong_CheckExact(v);
+    if (!is_bool && !is_int && !PyFloat_CheckExact(v)) return false;
+    int64_t i = 0;
+    double d = 0;
+    if (is_bool) {
+      i = v == Py_True;
+      d = static_cast<double>(i);
+    } else if (is_int) {
+      int overflow = 0;
+      i = PyLong_AsLongLongAndOverflow(v, &overflow);
+      if (overflow) return false;
+      if (i == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return false;
+      }
+      constexpr int64_t kExact = int64_t{1} << 53;  // ints a double holds exactly
+      d = (i >= -kExact && i <= kExact) ? static_cast<double>(i) : NAN;
+    } else {
+      d = PyFloat_AS_DOUBLE(v);
+    }
+    bool integral = is_bool || is_int;
+    auto in_range = [&](int64_t low, int64_t high) { return integral && i >= low && i <= high; };
+    switch (dtype) {
+      case DType::Bool:
+        if (!is_bool) return false;
+        return put(static_cast<bool>(i));
+      case DType::Int8:
+        return in_range(INT8_MIN, INT8_MAX) && put(static_cast<int8_t>(i));
+      case DType::Int16:
+        return in_range(INT16_MIN, INT16_MAX) && put(static_cast<int16_t>(i));
+      case DType::Int32:
+        return in_range(INT32_MIN, INT32_MAX) && put(static_cast<int32_t>(i));
+      case DType::Int64:
+        return integral && put(i);
+      case DType::UInt8:
+        return in_range(0, UINT8_MAX) && put(static_cast<uint8_t>(i));
+      case DType::UInt16:
+        return in_range(0, UINT16_MAX) && put(static_cast<uint16_t>(i));
+      case DType::UInt32:
+        return in_range(0, UINT32_MAX) && put(static_cast<uint32_t>(i));
+      case DType::UInt64:
+        return in_range(0, INT64_MAX) && put(static_cast<uint64_t>(i));
+      case DType::Float64:
+        if (integral && std::isnan(d)) return false;  // an int past 2^53
+        return put(d);
+      case DType::Float32:
+      case DType::Complex64: {
+        if (integral && std::isnan(d)) return false;
+        if (std::isfinite(d) && std::fabs(d) > FLT_MAX) return false;  // NumPy warns
+        float f = static_cast<float>(d);
+        if (dtype == DType::Float32) return put(f);
+        return put(std::complex<float>(f, 0.0f));
+      }
+      case DType::Complex128:
+        if (integral && std::isnan(d)) return false;
+        return put(std::complex<double>(d, 0.0));
+      default:
+        return false;  // float16, bfloat16: the Python conversion
+    }
+  }
+
   static Dims shape_of(nb::handle shape) {
     Dims d;
     for (nb::handle e : shape) d.push_back(int_arg(e, "an output's shape"));
@@ -306,8 +396,13 @@ class Replay {
   nb::object kernel_owner_;
   UserKernel* kernel_;
   cuda::Dim3 grid_, block_;
+  struct Convert {
+    std::optional<DType> dtype;  // a Python scalar converted here (Note [Scalars of a ...])
+    nb::object fallback;         // None (passed as it is) or the Python conversion
+  };
+
   nb::object pack_;
-  std::vector<nb::object> converts_;
+  std::vector<Convert> converts_;
   std::vector<Output> outputs_;
   std::vector<nb::object> tail_;
 };

@@ -26,6 +26,7 @@ from ._layout import (
     pack_carray,
     pack_layout,
     replayable,
+    scalar_convert,
     scalar_value,
     to_array_or_scalar,
 )
@@ -277,7 +278,7 @@ class ElementwiseKernel(_cuda._RecordedKernel):
             if type(a) is Tensor:
                 converts.append(pack_carray if p.raw else None)
             else:
-                converts.append(lambda v, t=t: scalar_value(v, t))
+                converts.append(scalar_convert(t))
         outputs = []
         if len(args) == self.nin:
             outputs = [(o.shape, o.dtype, o.device, p.raw)

@@ -11,6 +11,7 @@ import struct
 
 import numpy as np
 
+from .. import _core
 from .._core import Tensor
 
 # Device-side helpers in CuPy's names. Raw arrays arrive as CArray<T, N, C> (C: contiguous)
@@ -164,6 +165,22 @@ def scalar_value(value, dtype_name):
     if isinstance(value, complex) and not dtype_name.startswith("complex"):
         raise TypeError(f"a complex scalar cannot be passed as {dtype_name}")
     return np.dtype(dtype_name).type(value)
+
+
+# The parameter types whose Python scalars a replay converts in C++ (Note [Scalars of a
+# replayed call] in the bindings); float16 and bfloat16 keep the Python conversion.
+_CONVERTED_IN_CPP = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                     "uint64", "float32", "float64", "complex64", "complex128")
+
+
+def scalar_convert(dtype_name):
+    """A replay's conversion of a scalar argument to dtype_name: (the dtype, scalar_value)
+    where C++ converts Python scalars itself and falls back on scalar_value, else
+    scalar_value alone."""
+    fallback = lambda v: scalar_value(v, dtype_name)  # noqa: E731
+    if dtype_name in _CONVERTED_IN_CPP:
+        return getattr(_core, dtype_name), fallback
+    return fallback
 
 
 _SCALARS = (bool, int, float, complex)

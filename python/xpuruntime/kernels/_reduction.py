@@ -37,6 +37,7 @@ from ._layout import (
     merge_dims,
     pack_layout,
     replayable,
+    scalar_convert,
     scalar_value,
     to_array_or_scalar,
 )
@@ -334,7 +335,7 @@ class ReductionKernel(_cuda._RecordedKernel):
         """The C++ replay of a call laid out like args: per input None (passed as it is) or
         its scalar's conversion; the output to allocate (out: None when it was passed, and
         then it comes last in the arguments); the layouts and sizes."""
-        converts = [None if type(a) is Tensor else (lambda v, t=t: scalar_value(v, t))
+        converts = [None if type(a) is Tensor else scalar_convert(t)
                     for a, t in zip(args, plan.types)]
         outputs = []
         if out is None:
