@@ -131,6 +131,48 @@ def test_raw_module_template_kernels_match_cupy(cupy):
         assert to_numpy(x).tobytes() == cupy.asnumpy(cx).tobytes()
 
 
+GLOBALS = r'''
+__constant__ float table[4];
+__device__ int offset;
+template <class T> __device__ T scale;
+extern "C" __global__ void read_globals(float* out) {
+  int i = threadIdx.x;
+  if (i < 4) out[i] = table[i] * scale<float> + offset;
+}
+'''
+
+
+def test_raw_module_globals_are_the_memory_its_kernels_read():
+    # A variable template's name expression forms its address, as NVRTC asks (and CuPy).
+    m = xrt.RawModule(code=GLOBALS, name_expressions=["&scale<float>"])
+    table = m.get_global("table", dtype=xrt.float32)
+    assert table.shape == (4,) and table.dtype == xrt.float32 and table.device == xrt.Device("cuda:0")
+    raw = m.get_global("table")
+    assert raw.shape == (16,) and raw.dtype == xrt.uint8
+    assert raw._data_ptr() == table._data_ptr()
+    table[...] = xrt.asarray([1.0, 2.0, 3.0, 4.0], dtype=xrt.float32, device="cuda:0")
+    m.get_global("offset", dtype=xrt.int32)[...] = xrt.asarray([10], dtype=xrt.int32,
+                                                              device="cuda:0")
+    m.get_global("&scale<float>", dtype=xrt.float32, shape=())[...] = 2.0
+    out = xrt.zeros((4,), dtype=xrt.float32, device="cuda:0")
+    m.get_function("read_globals")((1,), (32,), (out,))
+    np.testing.assert_array_equal(to_numpy(out), [12.0, 14.0, 16.0, 18.0])
+    # Another module of the same source is the same module (the JIT's cache): same memory.
+    again = xrt.RawModule(code=GLOBALS, name_expressions=["&scale<float>"])
+    np.testing.assert_array_equal(to_numpy(again.get_global("table", dtype=xrt.float32)),
+                                  [1.0, 2.0, 3.0, 4.0])
+    assert to_numpy(m.get_global("table", dtype=xrt.float32, shape=(2, 2))).tolist() == \
+        [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(xrt.CudaError, match="no global variable 'missing'"):
+        m.get_global("missing")
+    with pytest.raises(ValueError, match="whole number"):
+        m.get_global("offset", dtype=xrt.float64)  # 4 bytes
+    with pytest.raises(ValueError, match="need"):
+        m.get_global("table", dtype=xrt.float32, shape=(5,))
+    with pytest.raises(TypeError, match="dtype"):
+        m.get_global("table", dtype=np.float32)
+
+
 def test_raw_kernel_orders_on_a_torch_stream(torch):
     n = 1 << 20
     s = xrt.cuda.Stream("cuda:0")

@@ -306,6 +306,13 @@ def test_raw_kernel_launch_without_cuda_is_an_error():
         k((1,), (1,), ())
 
 
+@pytest.mark.skipif(xrt.cuda.is_available(), reason="checks the error without a GPU")
+def test_raw_module_globals_without_cuda_are_an_error():
+    m = xrt.RawModule(code="__device__ int x;")
+    with pytest.raises(xrt.XpuRuntimeError):
+        m.get_global("x")
+
+
 def test_raw_kernel_call_converts_its_stream_before_launching():
     """The call is the compiled class's C++ __call__; a stream that is not ours goes through
     as_stream first, so a bad one is a TypeError whether or not CUDA is there."""

@@ -614,6 +614,20 @@ void bind_cuda_kernels(nb::module_& m) {
       .def_prop_ro("_recorded", &RecordedKernel::size, "How many calls replay from C++.");
   m.def("_layout_signature", &layout_signature, nb::arg("args"),
         "A call's argument layout as bytes (Note [Replaying a user kernel call]).");
+  m.def("_module_global", [](std::string source, std::vector<std::string> options,
+                             std::vector<std::string> name_expressions, std::string name,
+                             int device) {
+    std::pair<void*, size_t> global;
+    {
+      nb::gil_scoped_release release;  // NVRTC may take seconds
+      global = cuda::module_global(Device{DeviceType::CUDA, static_cast<int16_t>(device)},
+                                   {std::move(source), std::move(options),
+                                    std::move(name_expressions)}, name);
+    }
+    return nb::make_tuple(reinterpret_cast<uintptr_t>(global.first), global.second);
+  }, nb::arg("source"), nb::arg("options"), nb::arg("name_expressions"), nb::arg("name"),
+     nb::arg("device"),
+     "(address, bytes) of a global variable of the source's module on cuda:device.");
   m.def("_lowered_names", [](std::string source, std::vector<std::string> options,
                              std::vector<std::string> name_expressions, std::string arch) {
     nb::gil_scoped_release release;

@@ -176,6 +176,8 @@ enum CUmemPool_attribute : int {
   X(cuModuleLoadData, "cuModuleLoadData", (CUmodule * module, const void* image))            \
   X(cuModuleUnload, "cuModuleUnload", (CUmodule module))                                     \
   X(cuModuleGetFunction, "cuModuleGetFunction", (CUfunction * fn, CUmodule module, const char* name)) \
+  X(cuModuleGetGlobal, "cuModuleGetGlobal_v2",                                               \
+    (CUdeviceptr * ptr, size_t * bytes, CUmodule module, const char* name))                   \
   X(cuFuncSetAttribute, "cuFuncSetAttribute", (CUfunction fn, CUfunction_attribute attribute, int value)) \
   X(cuFuncGetAttribute, "cuFuncGetAttribute", (int* value, CUfunction_attribute attribute, CUfunction fn)) \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", \

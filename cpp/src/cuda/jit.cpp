@@ -457,6 +457,26 @@ Function compile_function(Device device, const KernelSource& source, const std::
   return Function{jit_function(device.index, source, name), device, name};
 }
 
+std::pair<void*, size_t> module_global(Device device, const KernelSource& source,
+                                       const std::string& name) {
+  if (device.type != DeviceType::CUDA)
+    throw ValueError("module_global: modules load on CUDA devices, not " + device.str());
+  const std::string& arch = device_arch(device.index);
+  std::string key = cubin_key(source, arch);
+  std::shared_ptr<const std::string> cubin = cubin_for(key, source, arch, name);
+  activate(device.index);
+  CUmodule module = module_for(device.index, key, *cubin, name);
+  CUdeviceptr address = 0;
+  size_t bytes = 0;
+  CUresult r = driver().cuModuleGetGlobal(&address, &bytes, module, name.c_str());
+  if (r == CUDA_ERROR_NOT_FOUND)
+    throw CudaError("the module defines no global variable '" + name + "' (a __device__ or "
+                    "__constant__ variable of a namespace or a template is found through "
+                    "name_expressions)");
+  check(r, "cuModuleGetGlobal");
+  return {reinterpret_cast<void*>(static_cast<uintptr_t>(address)), bytes};
+}
+
 void launch(const Function& fn, Dim3 grid, Dim3 block, size_t shared_bytes,
             const Stream& stream, void** args) {
   if (!fn.handle) throw ValueError("launch: the function was never compiled");

@@ -13,6 +13,7 @@ CUDA C++ source, compiled by xpuruntime's NVRTC JIT.
   CuPy's bits. xpuruntime's own kernels compile with ``--fmad=false``.
 """
 
+from .. import _core
 from .._core import _cuda
 from .._core import UnsupportedOperationError
 from ..runtime._streams import ExternalStream, Stream
@@ -174,6 +175,40 @@ class RawModule:
                                _name_expressions=self.name_expressions)
             self._functions[name] = kernel
         return kernel
+
+    def get_global(self, name, dtype=None, shape=None):
+        """The global variable ``name`` (``__device__`` or ``__constant__``, or one of
+        ``name_expressions``) on the current device, as a Tensor over its memory: the memory
+        this module's kernels read. Its bytes (uint8) by default, or ``dtype`` elements in
+        ``shape`` (default: as many as it holds). CuPy returns a MemoryPointer to the same
+        memory. CudaError when the module defines no such variable."""
+        device = _cuda.current_device()
+        address, nbytes = _cuda._module_global(self.code, nvrtc_options(self.options),
+                                               list(self.name_expressions),
+                                               self._lowered_name(name), device)
+        dtype = _core.uint8 if dtype is None else dtype
+        if not isinstance(dtype, _core.DType):
+            raise TypeError(f"dtype must be an xpuruntime dtype, got {dtype!r}")
+        if shape is None:
+            if nbytes % dtype.itemsize:
+                raise ValueError(f"the global '{name}' holds {nbytes} bytes, not a whole "
+                                 f"number of {dtype} elements")
+            shape = (nbytes // dtype.itemsize,)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        count = 1
+        for n in shape:
+            if not isinstance(n, int) or n < 0:
+                raise ValueError(f"shape must hold non-negative ints, got {shape!r}")
+            count *= n
+        if count * dtype.itemsize > nbytes:
+            raise ValueError(f"the global '{name}' holds {nbytes} bytes; {shape} {dtype} "
+                             f"elements need {count * dtype.itemsize}")
+        strides, step = [], 1
+        for n in reversed(shape):
+            strides.append(step)
+            step *= n
+        return _core._from_pointer(address, shape, tuple(reversed(strides)), dtype,
+                                   f"cuda:{device}", self)
 
     def compile(self, log_stream=None):
         """Compiles now for the current device (CuPy compiles on first use too)."""

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xpuruntime/runtime/stream.h"
@@ -38,6 +39,12 @@ struct Function {
 /// found in memory, or on disk across processes. CudaError carrying NVRTC's log when the
 /// source does not compile or has no kernel of that name.
 Function compile_function(Device device, const KernelSource& source, const std::string& name);
+
+/// The address and size of the global variable `name` (a __device__ or __constant__ one, or
+/// the lowered name of a template's) in the module of source on device: the module its
+/// kernels run from, loaded first if none of them has been. CudaError when it has none.
+std::pair<void*, size_t> module_global(Device device, const KernelSource& source,
+                                       const std::string& name);
 
 /// Launches fn on stream (a stream of fn's device; ValueError otherwise); args points at
 /// each kernel argument, in order, as cuLaunchKernel takes them. An empty grid launches
