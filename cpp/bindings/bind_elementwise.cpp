@@ -24,7 +24,9 @@ nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
 // The standard lets one operand of a binary function be a Python scalar; it takes the
 // other operand's dtype (TypeError for the mixes the standard leaves undefined). The scalar
 // stays on the host (Note [Host scalars] in xpuruntime/elementwise.h). A logical op reads
-// a scalar, like an array, as its truth value (Note [Logical ops read truth values]).
+// a scalar, like an array, as its truth value (Note [Logical ops read truth values]): its
+// own, as NumPy reads it (logical_and(float16_array, 1e-120) is true there, though 1e-120
+// is 0 in float16, and logical_and(int8_array, 300) raises no overflow).
 std::optional<Tensor> host_scalar(BinaryOp op, const Tensor& self, nb::handle other) {
   std::optional<Scalar> s = operand_scalar(other);
   if (!s) return std::nullopt;
