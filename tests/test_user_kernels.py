@@ -433,6 +433,12 @@ def test_recorded_kernels_replay_calls_keyed_by_layout_and_keywords():
     assert isinstance(ew, xrt._core._cuda._RecordedKernel) and ew._recorded == 0
     with pytest.raises(ValueError, match="CUDA device"):
         ew(x)
+    # Argument errors name the call, not the Python path behind it.
+    with pytest.raises(TypeError, match=r"ElementwiseKernel.__call__\(\) got an unexpected"):
+        ew(x, sizes=3)
+    red = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rk_recorded_cpu")
+    with pytest.raises(TypeError, match=r"ReductionKernel.__call__\(\) got an unexpected"):
+        red(x, axes=0)
 
 
 def test_a_recorded_kernel_subclass_must_initialise_its_base():

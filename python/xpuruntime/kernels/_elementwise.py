@@ -288,3 +288,7 @@ class ElementwiseKernel(_cuda._RecordedKernel):
 
     def __repr__(self):
         return f"<xpuruntime.ElementwiseKernel {self.name}>"
+
+
+# Python's argument errors of the Python path name the call the user made.
+ElementwiseKernel._call.__qualname__ = "ElementwiseKernel.__call__"

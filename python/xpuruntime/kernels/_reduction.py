@@ -348,3 +348,7 @@ class ReductionKernel(_cuda._RecordedKernel):
 
     def __repr__(self):
         return f"<xpuruntime.ReductionKernel {self.name}>"
+
+
+# Python's argument errors of the Python path name the call the user made.
+ReductionKernel._call.__qualname__ = "ReductionKernel.__call__"
