@@ -229,6 +229,20 @@ def test_logical_ops_read_python_scalars_as_truth_values(device, name, scalar):
         xrt.add(tensor(np.array([1.0]), device), True)
 
 
+def test_python_scalars_of_one_call_keep_their_values(device):
+    """Note [Reused scalar tensors]: a thread reuses a scalar's tensor only once nothing
+    holds it; two scalars of one call, and scalars of results still alive, keep theirs."""
+    a = np.linspace(0.0, 4.0, 9)
+    x = tensor(a, device)
+    np.testing.assert_array_equal(to_numpy(xrt.clip(x, 1.0, 3.0)), np.clip(a, 1.0, 3.0))
+    results = [x + float(k) for k in range(5)]
+    for k, r in enumerate(results):
+        np.testing.assert_array_equal(to_numpy(r), a + k)
+    held = xrt.asarray(2.5)  # a 0-d array the user holds is never overwritten
+    x * 7.0
+    assert float(held) == 2.5
+
+
 def test_logical_not_reads_numbers_as_truth_values(device):
     a = np.array([[0.0, 3.0], [np.nan, -0.0]])
     got = xrt.logical_not(tensor(a, device))
