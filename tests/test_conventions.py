@@ -220,10 +220,10 @@ def test_logical_ops_read_python_scalars_as_truth_values(device, name, scalar):
             np.testing.assert_array_equal(to_numpy(got), expected)
     # The scalar's own truth value, not the one it has in the array's dtype, as NumPy reads
     # it: 1e-120 is true though it is 0 in float16, and 300 does not overflow int8.
-    for a, scalar in ((np.array([1.0, 0.0], dtype=np.float16), 1e-120),
-                      (np.array([1, 0], dtype=np.int8), 300)):
-        assert to_numpy(fn(tensor(a, device), scalar)).tolist() == \
-            getattr(np, name)(a, scalar).tolist()
+    for a, value in ((np.array([1.0, 0.0], dtype=np.float16), 1e-120),
+                     (np.array([1, 0], dtype=np.int8), 300)):
+        assert to_numpy(fn(tensor(a, device), value)).tolist() == \
+            getattr(np, name)(a, value).tolist()
     # Arithmetic keeps the standard's scalar rules.
     with pytest.raises(TypeError, match="does not define mixing"):
         xrt.add(tensor(np.array([1.0]), device), True)

@@ -489,3 +489,19 @@ def test_recorded_kernels_record_each_threads_call_under_its_own_key():
     for args in ((x,), (x, x)):  # each replays its own recipe: the launch refuses the CPU
         with pytest.raises(ValueError, match="CUDA device"):
             k(*args)
+
+
+def test_kernel_calls_have_signatures():
+    """The calls are C++; inspect.signature(kernel) still gives their parameters, and the
+    classes' signatures stay their constructors'."""
+    import inspect
+
+    ew = xrt.ElementwiseKernel("T x", "T y", "y = x", "ew_signature")
+    red = xrt.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rk_signature")
+    raw = xrt.RawKernel('extern "C" __global__ void k() {}', "k")
+    assert str(inspect.signature(ew)) == "(*args, size=None, block_size=None, stream=None)"
+    assert str(inspect.signature(red)) == \
+        "(*args, out=None, axis=None, keepdims=False, stream=None)"
+    assert str(inspect.signature(raw)) == "(grid, block, args, shared_mem=0, stream=None)"
+    for cls in (xrt.ElementwiseKernel, xrt.ReductionKernel, xrt.RawKernel):
+        assert next(iter(inspect.signature(cls).parameters)) in ("in_params", "code")

@@ -31,7 +31,7 @@ from ._layout import (
     to_array_or_scalar,
 )
 from ._params import C_TYPES, check_unique, decide_types, parse_params
-from ._raw import check_backend, nvrtc_options
+from ._raw import CallSignature, check_backend, nvrtc_options
 
 _DEFAULT_BLOCK = 128  # CuPy's
 
@@ -57,6 +57,8 @@ class ElementwiseKernel(_cuda._RecordedKernel):
     preamble='', no_return=False, return_tuple=False, options=(), loop_prep='',
     after_loop='')``, called as ``kernel(*inputs, [*outputs], size=None, block_size=None,
     stream=None)``."""
+
+    __signature__ = CallSignature(lambda *args, size=None, block_size=None, stream=None: None)
 
     def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
                  preamble="", no_return=False, return_tuple=False, *, options=(),

@@ -177,7 +177,9 @@ def scalar_convert(dtype_name):
     """A replay's conversion of a scalar argument to dtype_name: (the dtype, scalar_value)
     where C++ converts Python scalars itself and falls back on scalar_value, else
     scalar_value alone."""
-    fallback = lambda v: scalar_value(v, dtype_name)  # noqa: E731
+    def fallback(v):
+        return scalar_value(v, dtype_name)
+
     if dtype_name in _CONVERTED_IN_CPP:
         return getattr(_core, dtype_name), fallback
     return fallback

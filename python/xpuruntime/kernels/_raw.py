@@ -13,6 +13,8 @@ CUDA C++ source, compiled by xpuruntime's NVRTC JIT.
   CuPy's bits. xpuruntime's own kernels compile with ``--fmad=false``.
 """
 
+import inspect
+
 from .. import _core
 from .._core import _cuda
 from .._core import UnsupportedOperationError
@@ -31,6 +33,17 @@ _ATTRIBUTES = {
     "max_dynamic_shared_size_bytes": 8,
     "preferred_shared_memory_carveout": 9,
 }
+
+
+class CallSignature:
+    """``inspect.signature(kernel)``: the parameters of the kernel's call, which is C++ and
+    which inspect cannot read; None on the class, whose signature is its constructor's."""
+
+    def __init__(self, parameters):
+        self.signature = inspect.signature(parameters)
+
+    def __get__(self, obj, owner=None):
+        return None if obj is None else self.signature
 
 
 def check_backend(backend, jitify, translate_cucomplex=False, enable_cooperative_groups=False):
@@ -85,6 +98,8 @@ class RawKernel(_cuda._UserKernel):
     The call is the compiled base class's ``__call__`` (C++): a launch runs no Python frame
     of ours. ``stream`` may be an xpuruntime Stream or any other library's stream
     (``as_stream``)."""
+
+    __signature__ = CallSignature(lambda grid, block, args, shared_mem=0, stream=None: None)
 
     def __init__(self, code, name, options=(), backend="nvrtc", *, translate_cucomplex=False,
                  enable_cooperative_groups=False, jitify=False, _name_expressions=()):

@@ -42,7 +42,7 @@ from ._layout import (
     to_array_or_scalar,
 )
 from ._params import C_TYPES, check_unique, decide_types, parse_params
-from ._raw import check_backend, nvrtc_options
+from ._raw import CallSignature, check_backend, nvrtc_options
 
 _BLOCK = 256  # rows: threads per output
 _COLS = 32  # columns: outputs per block, and threads per output
@@ -85,6 +85,8 @@ class ReductionKernel(_cuda._RecordedKernel):
     identity, name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='',
     options=())``, called as ``kernel(*inputs, out=None, axis=None, keepdims=False,
     stream=None)``."""
+
+    __signature__ = CallSignature(lambda *args, out=None, axis=None, keepdims=False, stream=None: None)
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
                  name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
