@@ -200,7 +200,7 @@ struct DriverApi {
 #define XRT_DECLARE_DRIVER_FN(name, symbol, params) CUresult (*name) params = nullptr;
   XRT_CUDA_DRIVER_FUNCTIONS(XRT_DECLARE_DRIVER_FN)
 #undef XRT_DECLARE_DRIVER_FN
-  /// CUDA 11.8+; launch() prefers it (Note [Launching through cuLaunchKernelEx] in jit.cpp).
+  /// CUDA 11.8+; launch() prefers it (Note [Launching through cuLaunchKernelEx] in launch.cpp).
   CUresult (*cuLaunchKernelEx)(const CUlaunchConfig* config, CUfunction fn, void** params,
                                void** extra) = nullptr;
 };
