@@ -329,39 +329,43 @@ void run_profiled(CachedDecision& d, const KernelInfo& k, const std::string* why
   profiler::OpScope scope(d.op, session ? d.profile_id : 0, nvtx_name, call);
   run();
 }
-}  // namespace
 
-void dispatch(OpId op, const KernelCall& call) {
-  ThreadState& state = thread_state();
-  CachedDecision& d = lookup(state, op, call);
+// A call's decision, its kernel and why; recorded for an open explain() when `record`.
+struct Selection {
+  CachedDecision& decision;
+  const KernelInfo& kernel;
   const std::string* why;
-  const KernelInfo& k = choose(d, call, &why);
-  if (!state.logs.empty()) state.logs.back().push_back(make_record(d, k, *why));
-  if (profiler::mode()) [[unlikely]]
-    return run_profiled(d, k, why, call, [&] { k.run(call); });
-  k.run(call);
-}
+};
 
-void run_selected(OpId op, const KernelCall& call,
-                  const std::function<void(const KernelInfo&)>& body) {
-  ThreadState& state = thread_state();
-  CachedDecision& d = lookup(state, op, call);
-  const std::string* why;
-  const KernelInfo& k = choose(d, call, &why);
-  if (!state.logs.empty()) state.logs.back().push_back(make_record(d, k, *why));
-  if (profiler::mode()) [[unlikely]]
-    return run_profiled(d, k, why, call, [&] { body(k); });
-  body(k);
-}
-
-KernelRef select_kernel(OpId op, const KernelCall& call, bool record) {
-  ThreadState& state = thread_state();
+Selection select(ThreadState& state, OpId op, const KernelCall& call, bool record) {
   CachedDecision& d = lookup(state, op, call);
   const std::string* why;
   const KernelInfo& k = choose(d, call, &why);
   if (record && !state.logs.empty()) state.logs.back().push_back(make_record(d, k, *why));
-  for (const auto& c : d.candidates)
-    if (c.get() == &k) return c;
+  return {d, k, why};
+}
+
+}  // namespace
+
+void dispatch(OpId op, const KernelCall& call) {
+  Selection s = select(thread_state(), op, call, true);
+  if (profiler::mode()) [[unlikely]]
+    return run_profiled(s.decision, s.kernel, s.why, call, [&] { s.kernel.run(call); });
+  s.kernel.run(call);
+}
+
+void run_selected(OpId op, const KernelCall& call,
+                  const std::function<void(const KernelInfo&)>& body) {
+  Selection s = select(thread_state(), op, call, true);
+  if (profiler::mode()) [[unlikely]]
+    return run_profiled(s.decision, s.kernel, s.why, call, [&] { body(s.kernel); });
+  body(s.kernel);
+}
+
+KernelRef select_kernel(OpId op, const KernelCall& call, bool record) {
+  Selection s = select(thread_state(), op, call, record);
+  for (const auto& c : s.decision.candidates)
+    if (c.get() == &s.kernel) return c;
   return nullptr;
 }
 
@@ -390,14 +394,10 @@ std::vector<DecisionRecord> pop_explain_log() {
 }
 
 double time_decision_lookup(OpId op, const KernelCall& call, int iterations) {
-  const std::string* why;
   const KernelInfo* sink = nullptr;
   auto start = std::chrono::steady_clock::now();
   ThreadState& state = thread_state();
-  for (int i = 0; i < iterations; ++i) {
-    CachedDecision& d = lookup(state, op, call);
-    sink = &choose(d, call, &why);
-  }
+  for (int i = 0; i < iterations; ++i) sink = &select(state, op, call, false).kernel;
   auto end = std::chrono::steady_clock::now();
   if (!sink) return 0;
   return std::chrono::duration<double, std::nano>(end - start).count() / iterations;
@@ -412,13 +412,7 @@ double time_dispatch(OpId op, const KernelCall& call, int iterations, bool hook)
     for (int i = 0; i < iterations; ++i) dispatch(op, call);
   } else {
     ThreadState& state = thread_state();
-    for (int i = 0; i < iterations; ++i) {
-      CachedDecision& d = lookup(state, op, call);
-      const std::string* why;
-      const KernelInfo& k = choose(d, call, &why);
-      if (!state.logs.empty()) state.logs.back().push_back(make_record(d, k, *why));
-      k.run(call);
-    }
+    for (int i = 0; i < iterations; ++i) select(state, op, call, true).kernel.run(call);
   }
   auto end = std::chrono::steady_clock::now();
   b.synchronize(device);
