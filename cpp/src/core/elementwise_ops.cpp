@@ -72,11 +72,11 @@ DType result_dtype(const ElementwiseInfo& info, DType input) {
   return input;
 }
 
-// The dtype a function computes in (the table's "computes in" column).
+// The dtype a function computes in (the table's "computes in" column), from
+// promoted_inputs' dtype (bool already for a Truth op).
 DType compute_dtype(const ElementwiseInfo& info, DType promoted) {
   if (info.computes_in == ComputesIn::FloatForIntegers && is_integer(promoted))
     return kDefaultFloat;
-  if (info.computes_in == ComputesIn::Truth) return DType::Bool;
   return promoted;
 }
 
