@@ -100,7 +100,8 @@ def test_raw_kernel_bad_arguments_are_type_errors():
 
 def test_raw_kernel_compile_error_carries_nvrtc_log():
     k = xrt.RawKernel('extern "C" __global__ void k(float* x) { x[0] = y; }', "k")
-    with pytest.raises(xrt.CudaError, match='identifier "y" is undefined'):
+    with pytest.raises(xrt.CudaError, match="could not compile kernel 'k'(.|\\n)*"
+                                            'identifier "y" is undefined'):
         k((1,), (1,), (xrt.zeros((1,), device="cuda:0"),))
     missing = xrt.RawKernel('extern "C" __global__ void k() {}', "other")
     with pytest.raises(xrt.CudaError, match="not defined by its source"):
@@ -171,6 +172,10 @@ def test_raw_module_globals_are_the_memory_its_kernels_read():
         m.get_global("table", dtype=xrt.float32, shape=(5,))
     with pytest.raises(TypeError, match="dtype"):
         m.get_global("table", dtype=np.float32)
+    # A module that does not compile names the global asked for, not a kernel.
+    broken = xrt.RawModule(code="__device__ int g; __device__ int h = y;")
+    with pytest.raises(xrt.CudaError, match="could not compile the module of global 'g'"):
+        broken.get_global("g")
 
 
 def test_raw_kernel_orders_on_a_torch_stream(torch):

@@ -37,8 +37,14 @@ struct Counters {
       disk_rejects{0};
 } counters;
 
+// `what` names the compiled thing in errors ("kernel 'k'", "the module of global 'g'").
 std::string compile_program(const KernelSource& source, const std::string& arch,
-                            const std::string& name, std::vector<std::string>* lowered);
+                            const std::string& name, std::vector<std::string>* lowered,
+                            const std::string& what);
+
+std::string kernel_named(const std::string& name) {
+  return name.empty() ? "the module" : "kernel '" + name + "'";
+}
 
 // ---- keys --------------------------------------------------------------------------------
 
@@ -191,7 +197,8 @@ void remember_lowered_names(const std::string& key, const std::vector<std::strin
 }
 
 std::shared_ptr<const std::string> cubin_for(const std::string& key, const KernelSource& source,
-                                             const std::string& arch, const std::string& name) {
+                                             const std::string& arch, const std::string& name,
+                                             const std::string& what) {
   Caches& c = caches();
   {
     std::shared_lock lock(c.mutex);
@@ -211,7 +218,7 @@ std::shared_ptr<const std::string> cubin_for(const std::string& key, const Kerne
   } else {
     if (found == kernel_cache_file::Read::Rejected) ++counters.disk_rejects;
     std::vector<std::string> lowered;
-    cubin = compile_program(source, arch, name, &lowered);
+    cubin = compile_program(source, arch, name, &lowered, what);
     if (!source.name_expressions.empty()) remember_lowered_names(key, lowered, dir);
     if (!dir.empty() && kernel_cache_file::write(dir, key, cubin)) ++counters.disk_writes;
   }
@@ -221,7 +228,7 @@ std::shared_ptr<const std::string> cubin_for(const std::string& key, const Kerne
 }
 
 CUmodule module_for(int device, const std::string& key, const std::string& cubin,
-                    const std::string& name) {
+                    const std::string& what) {
   Caches& c = caches();
   std::unique_lock lock(c.mutex);
   auto& modules = c.modules[device];
@@ -229,7 +236,7 @@ CUmodule module_for(int device, const std::string& key, const std::string& cubin
   CUmodule module = nullptr;
   CUresult r = driver().cuModuleLoadData(&module, cubin.data());
   if (r != CUDA_SUCCESS)
-    throw CudaError("loading kernel '" + name + "' (a cubin for " + c.archs[device] +
+    throw CudaError("loading " + what + " (a cubin for " + c.archs[device] +
                     " from NVRTC " + nvrtc_version() + ") on cuda:" + std::to_string(device) +
                     " failed: " + error_text(r) +
                     " (is NVRTC newer than the driver, driver version " +
@@ -241,9 +248,9 @@ CUmodule module_for(int device, const std::string& key, const std::string& cubin
 CUfunction load_function(int device, const KernelSource& source, const std::string& name) {
   const std::string& arch = device_arch(device);
   std::string key = cubin_key(source, arch);
-  std::shared_ptr<const std::string> cubin = cubin_for(key, source, arch, name);
+  std::shared_ptr<const std::string> cubin = cubin_for(key, source, arch, name, kernel_named(name));
   activate(device);
-  CUmodule module = module_for(device, key, *cubin, name);
+  CUmodule module = module_for(device, key, *cubin, kernel_named(name));
   CUfunction function = nullptr;
   CUresult r = driver().cuModuleGetFunction(&function, module, name.c_str());
   if (r == CUDA_ERROR_NOT_FOUND)
@@ -281,13 +288,14 @@ std::string kernel_cache_dir() { return kernel_cache_file::default_dir(); }
 
 std::string compile_cubin(const KernelSource& source, const std::string& arch,
                           const std::string& name) {
-  return compile_program(source, arch, name, nullptr);
+  return compile_program(source, arch, name, nullptr, kernel_named(name));
 }
 
 namespace {
 
 std::string compile_program(const KernelSource& source, const std::string& arch,
-                            const std::string& name, std::vector<std::string>* lowered) {
+                            const std::string& name, std::vector<std::string>* lowered,
+                            const std::string& what) {
   const NvrtcApi& api = nvrtc();
   check_arch(api, arch);
   std::vector<const char*> header_texts, header_names;
@@ -322,8 +330,7 @@ std::string compile_program(const KernelSource& source, const std::string& arch,
       while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
     }
     const char* reason = api.nvrtcGetErrorString(result);
-    throw CudaError("NVRTC " + nvrtc_version() + " could not compile kernel '" + label +
-                    "' for " + arch + " (" + (reason ? reason : "error") + "):\n" + log);
+    throw CudaError("NVRTC " + nvrtc_version() + " could not compile " + what + " for " + arch + " (" + (reason ? reason : "error") + "):\n" + log);
   }
   size_t size = 0;
   nvrtc_check(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
@@ -367,7 +374,7 @@ std::vector<std::string> lowered_names(const KernelSource& source, const std::st
   }
   // Compiles (or, when the cubin is cached but its names are not, compiles again).
   std::vector<std::string> names;
-  std::string cubin = compile_program(source, arch, "", &names);
+  std::string cubin = compile_program(source, arch, "", &names, kernel_named(""));
   remember_lowered_names(key, names, dir);
   {
     std::unique_lock lock(c.mutex);
@@ -378,7 +385,7 @@ std::vector<std::string> lowered_names(const KernelSource& source, const std::st
 
 std::string cached_cubin(const KernelSource& source, const std::string& arch,
                          const std::string& name) {
-  return *cubin_for(cubin_key(source, arch), source, arch, name);
+  return *cubin_for(cubin_key(source, arch), source, arch, name, kernel_named(name));
 }
 
 const std::string& device_arch(int device) {
@@ -443,9 +450,10 @@ std::pair<void*, size_t> module_global(Device device, const KernelSource& source
     throw ValueError("module_global: modules load on CUDA devices, not " + device.str());
   const std::string& arch = device_arch(device.index);
   std::string key = cubin_key(source, arch);
-  std::shared_ptr<const std::string> cubin = cubin_for(key, source, arch, name);
+  const std::string what = "the module of global '" + name + "'";
+  std::shared_ptr<const std::string> cubin = cubin_for(key, source, arch, name, what);
   activate(device.index);
-  CUmodule module = module_for(device.index, key, *cubin, name);
+  CUmodule module = module_for(device.index, key, *cubin, what);
   CUdeviceptr address = 0;
   size_t bytes = 0;
   CUresult r = driver().cuModuleGetGlobal(&address, &bytes, module, name.c_str());

@@ -1,0 +1,72 @@
+"""tests/test_signature_texts.py: each signature text of Note [Signatures] against the binding
+it describes. The texts restate the bindings' parameters by hand; a text whose names, order,
+kinds or defaults drifted from its binding would show users a signature the call does not
+keep (inspect.signature, help(), IDEs)."""
+
+import inspect
+
+import pytest
+import xpuruntime as xrt
+import xpuruntime.fft
+import xpuruntime.linalg
+from xpuruntime._array_api import _signatures
+
+P = inspect.Parameter
+TABLES = {"xpuruntime": (_signatures.NAMESPACE, xrt),
+          "xpuruntime.linalg": (_signatures.LINALG, xpuruntime.linalg),
+          "xpuruntime.fft": (_signatures.FFT, xpuruntime.fft)}
+# Entries whose target nanobind cannot describe: from_dlpack's fast entry is a plain C
+# function (Note [from_dlpack's call]), checked by calling it below.
+OPAQUE = {"xpuruntime.from_dlpack"}
+
+CASES = [(module, name) for module, (table, _) in TABLES.items() for name in sorted(table)]
+
+
+def _binding(module, name):
+    table, namespace = TABLES[module]
+    target = getattr(getattr(namespace, name), "_target", None)
+    return table[name], target
+
+
+def _takes_positionally(p):
+    return p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD, P.VAR_POSITIONAL)
+
+
+def _takes_by_keyword(p):
+    return p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY, P.VAR_KEYWORD)
+
+
+@pytest.mark.parametrize("module, name", CASES)
+def test_text_matches_its_binding(module, name):
+    text, target = _binding(module, name)
+    if target is None:  # written in Python: inspect reads its own signature
+        assert str(inspect.signature(getattr(TABLES[module][1], name))) == text
+        return
+    if f"{module}.{name}" in OPAQUE:
+        pytest.skip("a plain C entry, checked by test_from_dlpack_keeps_its_text")
+    described = _signatures.text_from_nanobind(target)
+    assert described != "(*args, **kwargs)", f"nanobind does not describe {module}.{name}"
+    ours = _signatures.parse(text).parameters
+    theirs = _signatures.parse(described).parameters
+    assert list(ours) == list(theirs), (text, described)
+    for pname, p in ours.items():
+        t = theirs[pname]
+        # The forwarder narrows what the binding takes (positional-only, keyword-only) but
+        # cannot widen it.
+        assert not _takes_positionally(p) or _takes_positionally(t), (pname, text, described)
+        assert not _takes_by_keyword(p) or _takes_by_keyword(t), (pname, text, described)
+        assert (p.default is P.empty) == (t.default is P.empty), (pname, text, described)
+        if p.default is not P.empty:
+            assert p.default == t.default, (pname, text, described)
+
+
+def test_from_dlpack_keeps_its_text():
+    import numpy as np
+
+    assert str(inspect.signature(xrt.from_dlpack)) == "(x, /, *, device=None, copy=None)"
+    a = np.arange(3.0)
+    assert xrt.from_dlpack(a, device=xrt.Device("cpu"), copy=True).shape == (3,)
+    with pytest.raises(TypeError):
+        xrt.from_dlpack(x=a)
+    with pytest.raises(TypeError):
+        xrt.from_dlpack(a, None)
