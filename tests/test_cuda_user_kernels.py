@@ -365,6 +365,19 @@ def test_elementwise_replays_raw_and_several_outputs_on_any_stream():
         k(x, stream=3.5)
 
 
+def test_replay_tables_stay_bounded_over_many_shapes():
+    # Note [Bounded replay tables]: each new shape is a new layout; the tables start over.
+    from xpuruntime.kernels._layout import MAX_REPLAYS
+
+    k = xrt.ElementwiseKernel("T x", "T y", "y = x + 1", "ew_many_shapes")
+    for n in range(1, MAX_REPLAYS + 6):
+        y = k(xrt.zeros((n,), dtype=xrt.float32, device="cuda:0"))
+        assert len(k._recipes) <= MAX_REPLAYS and k._recorded <= MAX_REPLAYS
+    np.testing.assert_array_equal(to_numpy(y), np.ones(MAX_REPLAYS + 5, np.float32))
+    assert len(k._recipes) == k._recorded == 5
+    np.testing.assert_array_equal(to_numpy(k(xrt.zeros((3,), device="cuda:0"))), [1, 1, 1])
+
+
 def test_recorded_calls_replay_from_cpp_by_layout_and_keywords():
     """Note [Calling a recorded kernel from C++]: the second call of a layout replays from
     the C++ __call__ (its table grows once per key: the layout and the keywords as passed);

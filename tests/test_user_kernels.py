@@ -441,6 +441,39 @@ def test_recorded_kernels_replay_calls_keyed_by_layout_and_keywords():
         red(x, axes=0)
 
 
+def test_replay_tables_are_bounded():
+    # Note [Bounded replay tables]: the layout holds the shapes, so a kernel called over new
+    # shapes forever would grow its tables forever; both start over when full.
+    from xpuruntime.kernels._layout import MAX_REPLAYS, keep_replay
+
+    assert MAX_REPLAYS == xrt._core._cuda.max_replays == 1024
+
+    class Recording(xrt._core._cuda._RecordedKernel):
+        def __init__(self):
+            super().__init__()
+            kernel = xrt._core._cuda._UserKernel('extern "C" __global__ void k() {}', "k")
+            self.replay = xrt._core._cuda._Replay(kernel, 1, 1, [None], [], [], None)
+
+        def _call(self, *args, **kwargs):
+            self._remember(self.replay, 1, 1)
+
+    k = Recording()
+    for n in range(1, MAX_REPLAYS + 1):
+        k(xrt.empty((n,)))
+    assert k._recorded == MAX_REPLAYS
+    with pytest.raises(ValueError, match="CUDA device"):
+        k(xrt.empty((1,)))  # still recorded: replayed
+    k(xrt.empty((MAX_REPLAYS + 1,)))  # a new layout in a full table: it starts over
+    assert k._recorded == 1
+    assert k(xrt.empty((1,))) is None and k._recorded == 2  # recorded again
+    recipes = {}
+    for n in range(MAX_REPLAYS):
+        keep_replay(recipes, n, str(n))
+    assert keep_replay(recipes, 0, "again") == "again" and len(recipes) == MAX_REPLAYS
+    keep_replay(recipes, "new", "r")
+    assert recipes == {"new": "r"}
+
+
 def test_a_recorded_kernel_subclass_must_initialise_its_base():
     class Forgot(xrt._core._cuda._RecordedKernel):
         def __init__(self):

@@ -241,6 +241,10 @@ class Replay {
 /// dictionary lookup in Python. Any other call goes to the class's _call, the Python path,
 /// which records its replay with _remember under the key this call computed. The call is the
 /// type's tp_call slot, which a Python subclass inherits while it defines no __call__.
+// At most this many layouts per kernel, here and in the Python tables (Note [Bounded
+// replay tables] in python/xpuruntime/kernels/_layout.py, which reads it as max_replays).
+constexpr size_t kMaxReplays = 1024;
+
 class RecordedKernel {
  public:
   /// What a replay returns: nothing, the first output, or all of them as a tuple.
@@ -285,6 +289,9 @@ class RecordedKernel {
     const Pending& pending = pending_call();
     if (pending.kernel != this || !pending.key) return;
     Replay* target = &nb::cast<Replay&>(replay);
+    // A full table starts over (a call in progress holds its own reference to its replay).
+    if (entries_.size() >= kMaxReplays && entries_.find(*pending.key) == entries_.end())
+      entries_.clear();
     entries_[*pending.key] = Entry{std::move(replay), target, nin, static_cast<Result>(result)};
   }
 
@@ -414,6 +421,7 @@ void bind_cuda_replay(nb::module_& m) {
            "Records replay for the call in progress (0: it returns None, 1: its first "
            "output, 2: the tuple of its outputs).")
       .def_prop_ro("_recorded", &RecordedKernel::size, "How many calls replay from C++.");
+  m.attr("max_replays") = kMaxReplays;
   m.def("_layout_signature", &layout_signature, nb::arg("args"),
         "A call's argument layout as bytes (Note [Replaying a user kernel call]).");
 }

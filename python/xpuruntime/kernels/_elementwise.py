@@ -22,6 +22,7 @@ from ._layout import (
     carray_type,
     dtype_name,
     is_c_contiguous,
+    keep_replay,
     merge_dims,
     pack_carray,
     pack_layout,
@@ -250,7 +251,8 @@ class ElementwiseKernel(_cuda._RecordedKernel):
             if plan.size:
                 plan.kernel.launch(grid, block, call, 0, stream)
                 if replayable(args):
-                    self._recipes[key] = replay = self._replay(plan, args, outs, (grid, block))
+                    replay = keep_replay(self._recipes, key,
+                                         self._replay(plan, args, outs, (grid, block)))
                     self._remember(replay, self.nin, self._result)
         if self.no_return:
             return None

@@ -196,5 +196,21 @@ def replayable(args):
                for a in args)
 
 
+# Note [Bounded replay tables]: a kernel keeps the replays of at most this many layouts, in
+# Python (_recipes) and in C++ (RecordedKernel's table, the same bound): the layout holds the
+# shapes, so a kernel called over ever new shapes (a server's batch and sequence sizes) would
+# otherwise grow without end. A full table starts over; a layout seen again records itself
+# again on its next call, from the kernel's compiled plans (no compile).
+MAX_REPLAYS = _core._cuda.max_replays
+
+
+def keep_replay(recipes, key, replay):
+    """Files replay under key in a kernel's table (Note [Bounded replay tables])."""
+    if len(recipes) >= MAX_REPLAYS and key not in recipes:
+        recipes.clear()
+    recipes[key] = replay
+    return replay
+
+
 def dtype_name(t):
     return t.dtype.name

@@ -34,6 +34,7 @@ from ._layout import (
     broadcast_shapes,
     broadcast_strides,
     dtype_name,
+    keep_replay,
     merge_dims,
     pack_layout,
     replayable,
@@ -315,7 +316,8 @@ class ReductionKernel(_cuda._RecordedKernel):
                 raise ValueError(f"{self.name}: an empty reduction needs an identity")
             plan.kernel.launch(plan.grid, plan.block, call, 0, stream)
             if key is not None and replayable(args):
-                self._recipes[key] = replay = self._replay(plan, args, out if key[1] else None)
+                replay = keep_replay(self._recipes, key,
+                                     self._replay(plan, args, out if key[1] else None))
                 if key[1]:  # the output allocated: the replay returns it
                     self._remember(replay, self.nin, 1)
         return out
