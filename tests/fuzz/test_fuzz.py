@@ -20,6 +20,9 @@ TARGETS = [
     ("targets_public_api", "every_function_takes_each_odd_value"),
     ("targets_public_api", "functions_refuse_odd_combinations"),
     ("targets_public_api", "tensor_methods_refuse_odd_arguments"),
+    ("targets_user_kernels", "elementwise_kernels_build_or_refuse"),
+    ("targets_user_kernels", "reduction_kernels_build_or_refuse"),
+    ("targets_user_kernels", "recorded_calls_take_any_arguments"),
 ]
 
 
