@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import xpuruntime as xrt
+from recording_kernel import RecordingKernel
 from xpuruntime.kernels import _params
 
 core = xrt._core
@@ -399,19 +400,7 @@ def test_recorded_kernels_replay_calls_keyed_by_layout_and_keywords():
     # Note [Calling a recorded kernel from C++]: the C++ __call__ goes to _call until that
     # records a replay for the call in progress; then a call with the same key replays
     # (here the replay's launch refuses CPU tensors, which shows it ran).
-    class Recording(xrt._core._cuda._RecordedKernel):
-        def __init__(self):
-            super().__init__()
-            self.slow = 0
-            kernel = xrt._core._cuda._UserKernel('extern "C" __global__ void k() {}', "k")
-            self.replay = xrt._core._cuda._Replay(kernel, 1, 1, [None], [], [], None)
-
-        def _call(self, *args, **kwargs):
-            self.slow += 1
-            self._remember(self.replay, 1, 1)
-            return "slow"
-
-    k = Recording()
+    k = RecordingKernel()
     x = xrt.ones((2, 3))
     assert k(x) == "slow" and k._recorded == 1
     with pytest.raises(ValueError, match="CUDA device"):
@@ -448,16 +437,7 @@ def test_replay_tables_are_bounded():
 
     assert MAX_REPLAYS == xrt._core._cuda.max_replays == 1024
 
-    class Recording(xrt._core._cuda._RecordedKernel):
-        def __init__(self):
-            super().__init__()
-            kernel = xrt._core._cuda._UserKernel('extern "C" __global__ void k() {}', "k")
-            self.replay = xrt._core._cuda._Replay(kernel, 1, 1, [None], [], [], None)
-
-        def _call(self, *args, **kwargs):
-            self._remember(self.replay, 1, 1)
-
-    k = Recording()
+    k = RecordingKernel()
     for n in range(1, MAX_REPLAYS + 1):
         k(xrt.empty((n,)))
     assert k._recorded == MAX_REPLAYS
@@ -465,7 +445,7 @@ def test_replay_tables_are_bounded():
         k(xrt.empty((1,)))  # still recorded: replayed
     k(xrt.empty((MAX_REPLAYS + 1,)))  # a new layout in a full table: it starts over
     assert k._recorded == 1
-    assert k(xrt.empty((1,))) is None and k._recorded == 2  # recorded again
+    assert k(xrt.empty((1,))) == "slow" and k._recorded == 2  # recorded again
     recipes = {}
     for n in range(MAX_REPLAYS):
         keep_replay(recipes, n, str(n))

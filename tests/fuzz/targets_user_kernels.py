@@ -8,6 +8,7 @@ import hypothesis.strategies as st
 import xpuruntime as xrt
 from fuzz_settings import fuzz_settings
 from hypothesis import given
+from recording_kernel import RecordingKernel
 
 ERRORS = (TypeError, ValueError, IndexError, OverflowError, xrt.XpuRuntimeError)
 
@@ -59,32 +60,17 @@ def reduction_kernels_build_or_refuse(in_params, out_params, map_expr, reduce_ex
         pass
 
 
-class _Recording(xrt._core._cuda._RecordedKernel):
-    """Records a replay for every call that reaches the Python path; a replayed call then
-    refuses the host tensors (or runs nothing when there are none)."""
-
-    def __init__(self):
-        super().__init__()
-        kernel = xrt._core._cuda._UserKernel('extern "C" __global__ void k() {}', "k")
-        self.replay = xrt._core._cuda._Replay(kernel, 1, 1, [None], [], [], None)
-
-    def _call(self, *args, **kwargs):
-        self._remember(self.replay, 1, 1)
-        return "slow"
-
-
-_recording = []
+# One kernel for every example, so its table fills and starts over (Note [Bounded replay
+# tables]) as the examples go on.
+_recording = RecordingKernel()
 
 
 @fuzz_settings()
 @given(st.lists(values, max_size=4), keywords)
 def recorded_calls_take_any_arguments(args, kwargs):
-    if not _recording:
-        _recording.append(_Recording())
-    k = _recording[0]
     for _ in range(2):  # the second call replays when the first one was recorded
         try:
-            k(*args, **kwargs)
+            _recording(*args, **kwargs)
         except ERRORS:
             pass
-    assert k._recorded <= xrt._core._cuda.max_replays
+    assert _recording._recorded <= xrt._core._cuda.max_replays

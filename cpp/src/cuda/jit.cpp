@@ -248,9 +248,10 @@ CUmodule module_for(int device, const std::string& key, const std::string& cubin
 CUfunction load_function(int device, const KernelSource& source, const std::string& name) {
   const std::string& arch = device_arch(device);
   std::string key = cubin_key(source, arch);
-  std::shared_ptr<const std::string> cubin = cubin_for(key, source, arch, name, kernel_named(name));
+  const std::string what = kernel_named(name);
+  std::shared_ptr<const std::string> cubin = cubin_for(key, source, arch, name, what);
   activate(device);
-  CUmodule module = module_for(device, key, *cubin, kernel_named(name));
+  CUmodule module = module_for(device, key, *cubin, what);
   CUfunction function = nullptr;
   CUresult r = driver().cuModuleGetFunction(&function, module, name.c_str());
   if (r == CUDA_ERROR_NOT_FOUND)
@@ -330,7 +331,8 @@ std::string compile_program(const KernelSource& source, const std::string& arch,
       while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
     }
     const char* reason = api.nvrtcGetErrorString(result);
-    throw CudaError("NVRTC " + nvrtc_version() + " could not compile " + what + " for " + arch + " (" + (reason ? reason : "error") + "):\n" + log);
+    throw CudaError("NVRTC " + nvrtc_version() + " could not compile " + what + " for " +
+                    arch + " (" + (reason ? reason : "error") + "):\n" + log);
   }
   size_t size = 0;
   nvrtc_check(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
