@@ -204,6 +204,53 @@ def test_attention_on_xpuruntime_tensors():
     assert rel_err(torch.from_dlpack(out), ref) < 4e-3
 
 
+@pytest.mark.parametrize("kernel", ["flash_v2", "torch"])
+@pytest.mark.parametrize("which", ["legacy", "created"])
+def test_adapter_attention_kernels_keep_our_streams_order(kernel, which):
+    """Note [The legacy stream in torch]: the adapter's kernels run torch work on our
+    current stream, after what is queued there and before what follows, also on the legacy
+    stream (torch.cuda.ExternalStream(0) would be a pool stream of torch's). The inputs are
+    written behind a long sleep on our stream, into blocks that held NaN."""
+    import numpy as np
+    from cuda_helpers import busy
+
+    rng = np.random.default_rng(7)
+    shape = (2, 4, 6, 8)  # the native engine's small transformer: d = 8, padded to 64
+    host = [rng.standard_normal(shape).astype(np.float16) for _ in range(3)]
+    keep = xrt.asarray(np.tril(np.ones((6, 6), dtype=bool)), device="cuda")
+    stream = xrt.cuda.Stream() if which == "created" else xrt.cuda.current_stream()
+    with xrt.cuda.stream(stream):
+        q, k, v = (xrt.asarray(a, device="cuda") for a in host)
+        with xt.kernel_policy(attention="math"):
+            want = np.asarray(xrt.nn.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+                              .to_device("cpu")).astype(np.float32)
+        with xt.kernel_policy(attention=kernel):
+            # Warm: the module loaded and torch's blocks cached on every stream it may use
+            # (a load or a cudaMalloc would wait for the GPU and hide a missing order).
+            for _ in range(40):
+                xrt.nn.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        junk = [xrt.full(shape, float("nan"), dtype=xrt.float16, device="cuda")
+                for _ in range(4)]
+        del junk  # their blocks come back for the operands below
+        busy(torch, stream)
+        late = [xrt.multiply(t, 1.0) for t in (q, k, v)]  # written after the sleep
+        with xt.kernel_policy(attention=kernel), xrt.explain() as log:
+            out = xrt.nn.scaled_dot_product_attention(*late, attn_mask=keep)
+        got = xrt.multiply(out, 1.0)  # read on our stream right after
+        got = np.asarray(got.to_device("cpu")).astype(np.float32)
+    assert log.kernels("attention") == [kernel]
+    np.testing.assert_allclose(got, want, atol=2e-2, rtol=2e-2)
+
+
+def test_torch_stream_of_maps_our_streams():
+    from xpuruntime.adapters.pytorch._attention_ops import torch_stream_of
+
+    legacy = torch_stream_of(xrt.cuda.default_stream())
+    assert legacy.cuda_stream == 0 and legacy == torch.cuda.default_stream()
+    ours = xrt.cuda.Stream()
+    assert torch_stream_of(ours).cuda_stream == ours.ptr
+
+
 # (vectors a thread, backward blocks a multiprocessor, forward rows in flight: 1 in
 # registers, more in a ring)
 @pytest.mark.parametrize("plan", [(1, 16, 1), (2, 4, 2), (4, 1, 1), (4, 4, 3)])

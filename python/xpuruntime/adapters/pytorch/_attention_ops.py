@@ -260,8 +260,21 @@ def _run_torch(q, k, v, mask, is_causal, scale):
 
 def _our_stream(t):
     """torch on xpuruntime's current stream of t's device, for kernels run on our Tensors."""
-    ptr = _core.current_stream(t.device).ptr
-    return torch.cuda.stream(torch.cuda.ExternalStream(ptr, device=f"cuda:{t.device.index}"))
+    return torch.cuda.stream(torch_stream_of(_core.current_stream(t.device)))
+
+
+# Note [The legacy stream in torch]: torch.cuda.ExternalStream(0) is not the legacy default
+# stream: torch reads a stream pointer of 0 as "none given" and hands out a new stream from
+# its pool, which does not wait for the legacy stream. Our current stream is the legacy one
+# (ptr 0) unless a user sets another, so torch work meant to run there ran unordered with
+# ours: the native engine's attention on flash_v2 read Q, K and V before they were written
+# and its output was read before flash_v2 wrote it (wrong fp16/bf16 results, seen when the
+# GPU was busy). torch's default stream is the legacy stream, so ptr 0 maps to it.
+def torch_stream_of(stream):
+    """xpuruntime's CUDA Stream as a torch stream on the same handle."""
+    if stream.ptr == 0:
+        return torch.cuda.default_stream(stream.device.index)
+    return torch.cuda.ExternalStream(stream.ptr, device=f"cuda:{stream.device.index}")
 
 
 def _attention_flash(q, k, v, *rest):
