@@ -315,6 +315,44 @@ def test_cudnn_kernel_matches_a_float64_reference(dtype, case):
 
 @pytest.mark.cuda
 @needs_cudnn
+@pytest.mark.parametrize("failures", [2, 3])
+def test_a_cudnn_plan_failure_that_may_pass_falls_back_for_that_call(failures, monkeypatch):
+    """Note [cuDNN plan failures]: a CudaError from the planner (memory it could not
+    allocate) runs the math kernel for that call only; cuDNN is tried again on the next,
+    and declined for good once such failures reach _CUDNN_TRIES."""
+    monkeypatch.setattr(_attention, "_cudnn_plans", {})
+    monkeypatch.setattr(_attention, "_cudnn_refused", set())
+    monkeypatch.setattr(_attention, "_cudnn_failures", {})
+    real, left = _core._cuda.cudnn_attention_plan, [failures]
+
+    def planner(*args):
+        if left[0]:
+            left[0] -= 1
+            raise xrt.CudaError("cuDNN could not build a plan (a failure that may pass)")
+        return real(*args)
+
+    monkeypatch.setattr(_core._cuda, "cudnn_attention_plan", planner)
+    rng = np.random.default_rng(9)
+    arrays = [randn(rng, (1, 2, 40, 32)) for _ in range(3)]
+    q, k, v = (xrt.astype(t, xrt.float16) for t in on("cuda", *arrays))
+    want = reference(*(np.asarray(xrt.astype(t, xrt.float32).to_device("cpu"))
+                       for t in (q, k, v)), causal=True)
+    for call in range(failures + 1):
+        with xrt.explain() as log:
+            out = sdpa(q, k, v, is_causal=True)
+        got = np.asarray(xrt.astype(out, xrt.float32).to_device("cpu"))
+        np.testing.assert_allclose(got, want, atol=3e-3, rtol=3e-3)
+        if call < failures:  # cuDNN was chosen; its planner failed and math ran
+            assert log.kernels("attention") == ["cudnn"] and not _attention._cudnn_plans
+    declined = failures >= _attention._CUDNN_TRIES
+    assert bool(_attention._cudnn_refused) == declined
+    # After two failures the third call built a plan; after three cuDNN declines the call.
+    assert (log.kernels("attention") == ["cudnn"]) != declined
+    assert bool(_attention._cudnn_plans) != declined
+
+
+@pytest.mark.cuda
+@needs_cudnn
 def test_cudnn_strided_inputs_and_the_math_pin_agree():
     rng = np.random.default_rng(4)
     qkv = xrt.astype(xrt.asarray(randn(rng, (2, 96, 3, 4, 64)), device="cuda"), xrt.bfloat16)

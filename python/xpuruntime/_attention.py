@@ -26,8 +26,11 @@ _PRIORITY_ROWS = 10  # above math (0) on the CPU
 _runners = {}  # kernel name -> fn(q, k, v, mask, is_causal, scale) on 4-D Tensors
 _cudnn_state = []  # [bool]: whether cuDNN loads, asked once
 # (dtype, head dims, masked) that cuDNN built no plan for: the kernel declines them from then
-# on, and the call that found out ran the math kernel.
+# on, and the call that found out ran the math kernel (Note [cuDNN plan failures] in
+# cudnn_graph.cpp: only a lasting failure, or a passing one seen _CUDNN_TRIES times).
 _cudnn_refused = set()
+_cudnn_failures = {}  # signature -> failures that may pass (a CudaError from the planner)
+_CUDNN_TRIES = 3
 
 
 def add_runner(name, fn):
@@ -272,6 +275,12 @@ def _cudnn_planned(q, k, v, mask, is_causal, scale, key):
             layouts)
     except _core.UnsupportedOperationError:
         _cudnn_refused.add(_signature(q, v, mask))
+        return _math(q, k, v, mask, is_causal, scale)
+    except _core.CudaError:  # it may pass (memory pressure): this call only, up to a point
+        signature = _signature(q, v, mask)
+        _cudnn_failures[signature] = _cudnn_failures.get(signature, 0) + 1
+        if _cudnn_failures[signature] >= _CUDNN_TRIES:
+            _cudnn_refused.add(signature)
         return _math(q, k, v, mask, is_causal, scale)
     space = _core.empty((max(workspace, 1),), dtype=_core.uint8, device=device)
     _core._cuda.cudnn_attention_run(plan, [t._data_ptr() for t in tensors],

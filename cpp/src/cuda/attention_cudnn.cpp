@@ -284,14 +284,21 @@ AttentionPlan cudnn_attention_plan(const AttentionSpec& spec) {
   else
     build_forward(g, spec, s);
   std::string why_not;
+  bool transient = false;
   Plan plan;
-  plan.plan = g.build_plan(handle.handle, why_not);
-  if (!plan.plan)
-    throw UnsupportedOperationError(
-        std::string("cuDNN ") + std::to_string(cudnn_version()) + " has no engine for this " +
-        (spec.backward ? "attention backward" : "attention") + " (B=" + std::to_string(s.b) +
-        ", H=" + std::to_string(s.h) + ", Sq=" + std::to_string(s.sq) + ", Skv=" +
-        std::to_string(s.skv) + ", D=" + std::to_string(s.d) + "): " + why_not);
+  plan.plan = g.build_plan(handle.handle, why_not, transient);
+  if (!plan.plan) {
+    std::string what = std::string("cuDNN ") + std::to_string(cudnn_version()) +
+                       (transient ? " could not build a plan for this "
+                                  : " has no engine for this ") +
+                       (spec.backward ? "attention backward" : "attention") + " (B=" +
+                       std::to_string(s.b) + ", H=" + std::to_string(s.h) + ", Sq=" +
+                       std::to_string(s.sq) + ", Skv=" + std::to_string(s.skv) + ", D=" +
+                       std::to_string(s.d) + "): " + why_not;
+    // Note [cuDNN plan failures]
+    if (transient) throw CudaError(what + " (a failure that may pass)");
+    throw UnsupportedOperationError(what);
+  }
   plan.device = spec.device;
   plan.graph = std::move(graph);
   plan.uids = g.uids();

@@ -122,7 +122,19 @@ void CudnnGraph::finish(CudnnDesc op) {
   ops_.push_back(op);
 }
 
-CudnnDesc CudnnGraph::build_plan(cudnnHandle_t handle, std::string& why_not) {
+namespace {
+
+// Note [cuDNN plan failures]: cuDNN 9 numbers its statuses by family. 2xxx (a bad
+// parameter) and 3xxx (not supported) say that this graph does not build on this cuDNN, and
+// never will in this process; 4xxx (an internal error: host or device memory it could not
+// allocate, a kernel it could not compile) and 5xxx (execution failed) may pass, say under
+// memory pressure. A caller declines a signature for good only on the first kind.
+bool lasting(cudnnStatus_t status) { return status / 1000 == 2 || status / 1000 == 3; }
+
+}  // namespace
+
+CudnnDesc CudnnGraph::build_plan(cudnnHandle_t handle, std::string& why_not, bool& transient) {
+  transient = false;
   CudnnDesc graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
   set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
@@ -130,6 +142,7 @@ CudnnDesc CudnnGraph::build_plan(cudnnHandle_t handle, std::string& why_not) {
   cudnnStatus_t st = cudnn().cudnnBackendFinalize(graph);
   if (st != CUDNN_STATUS_SUCCESS) {
     why_not = "the operation graph: " + cudnn_error_text(st);
+    transient = !lasting(st);
     return nullptr;
   }
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
@@ -138,6 +151,7 @@ CudnnDesc CudnnGraph::build_plan(cudnnHandle_t handle, std::string& why_not) {
     set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
     if ((st = cudnn().cudnnBackendFinalize(heur)) != CUDNN_STATUS_SUCCESS) {
       why_not = "the heuristics: " + cudnn_error_text(st);
+      transient |= !lasting(st);
       continue;
     }
     int64_t count = 0;
@@ -159,6 +173,7 @@ CudnnDesc CudnnGraph::build_plan(cudnnHandle_t handle, std::string& why_not) {
           &configs[static_cast<size_t>(i)]);
       if ((st = cudnn().cudnnBackendFinalize(plan)) == CUDNN_STATUS_SUCCESS) return plan;
       why_not = "its engines: " + cudnn_error_text(st);
+      transient |= !lasting(st);
       cudnn().cudnnBackendDestroyDescriptor(plan);
     }
   }

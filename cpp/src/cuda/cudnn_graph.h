@@ -43,8 +43,9 @@ class CudnnGraph {
   void reshape(CudnnDesc x, CudnnDesc y);
 
   /// The execution plan of the first of cuDNN's engine configurations (heuristics mode A,
-  /// then the fallback list) that builds on handle; null, with why_not set, when none does.
-  CudnnDesc build_plan(cudnnHandle_t handle, std::string& why_not);
+  /// then the fallback list) that builds on handle; null, with why_not set, when none does,
+  /// and `transient` set when a failure may pass (Note [cuDNN plan failures]).
+  CudnnDesc build_plan(cudnnHandle_t handle, std::string& why_not, bool& transient);
 
   cudnnDataType_t io() const { return io_; }
   /// The variant pack's ids, in the order they were declared.
