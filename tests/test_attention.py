@@ -349,6 +349,7 @@ def test_a_cudnn_plan_failure_that_may_pass_falls_back_for_that_call(failures, m
     # After two failures the third call built a plan; after three cuDNN declines the call.
     assert (log.kernels("attention") == ["cudnn"]) != declined
     assert bool(_attention._cudnn_plans) != declined
+    assert bool(_attention._cudnn_failures) == declined  # a built plan clears the count
 
 
 @pytest.mark.cuda

@@ -234,6 +234,10 @@ class Replay {
   std::vector<nb::object> tail_;
 };
 
+// At most this many layouts per kernel, here and in the Python tables (Note [Bounded
+// replay tables] in python/xpuruntime/kernels/_layout.py, which reads it as max_replays).
+constexpr size_t kMaxReplays = 1024;
+
 /// Note [Calling a recorded kernel from C++]: ElementwiseKernel and ReductionKernel derive
 /// from _RecordedKernel, whose __call__ is C++. A call whose key (its arguments' layout, as
 /// _layout_signature reads it, and its keywords as passed, each None, a bool, an int or a
@@ -241,10 +245,6 @@ class Replay {
 /// dictionary lookup in Python. Any other call goes to the class's _call, the Python path,
 /// which records its replay with _remember under the key this call computed. The call is the
 /// type's tp_call slot, which a Python subclass inherits while it defines no __call__.
-// At most this many layouts per kernel, here and in the Python tables (Note [Bounded
-// replay tables] in python/xpuruntime/kernels/_layout.py, which reads it as max_replays).
-constexpr size_t kMaxReplays = 1024;
-
 class RecordedKernel {
  public:
   /// What a replay returns: nothing, the first output, or all of them as a tuple.

@@ -27,9 +27,9 @@ _runners = {}  # kernel name -> fn(q, k, v, mask, is_causal, scale) on 4-D Tenso
 _cudnn_state = []  # [bool]: whether cuDNN loads, asked once
 # (dtype, head dims, masked) that cuDNN built no plan for: the kernel declines them from then
 # on, and the call that found out ran the math kernel (Note [cuDNN plan failures] in
-# cudnn_graph.cpp: only a lasting failure, or a passing one seen _CUDNN_TRIES times).
+# cudnn_graph.cpp: only a lasting failure, or a passing one seen _CUDNN_TRIES times in a row).
 _cudnn_refused = set()
-_cudnn_failures = {}  # signature -> failures that may pass (a CudaError from the planner)
+_cudnn_failures = {}  # signature -> failures that may pass since its last plan was built
 _CUDNN_TRIES = 3
 
 
@@ -282,6 +282,8 @@ def _cudnn_planned(q, k, v, mask, is_causal, scale, key):
         if _cudnn_failures[signature] >= _CUDNN_TRIES:
             _cudnn_refused.add(signature)
         return _math(q, k, v, mask, is_causal, scale)
+    if _cudnn_failures:  # a plan was built: earlier failures passed
+        _cudnn_failures.pop(_signature(q, v, mask), None)
     space = _core.empty((max(workspace, 1),), dtype=_core.uint8, device=device)
     _core._cuda.cudnn_attention_run(plan, [t._data_ptr() for t in tensors],
                                     0 if stats is None else stats._data_ptr(),

@@ -87,7 +87,8 @@ class ReductionKernel(_cuda._RecordedKernel):
     options=())``, called as ``kernel(*inputs, out=None, axis=None, keepdims=False,
     stream=None)``."""
 
-    __signature__ = CallSignature(lambda *args, out=None, axis=None, keepdims=False, stream=None: None)
+    __signature__ = CallSignature(
+        lambda *args, out=None, axis=None, keepdims=False, stream=None: None)
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
                  name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
