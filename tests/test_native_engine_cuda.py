@@ -123,3 +123,29 @@ def test_attention_fusion_runs_cudnn_in_fp16(graphs, heads):
     assert {k["kernel"] for n in nodes for k in n["kernels"] if k["op"] == "attention"} == {
         "cudnn"}
     assert [f["fusion"] for f in engine.explain()["fusions"]].count("attention") == 2
+
+
+@pytest.mark.parametrize("graphs", (False, True))
+@pytest.mark.parametrize("kernel", ("math", "cudnn", "flash_v2", "torch"))
+def test_transformer_with_each_attention_kernel(transformer, kernel, graphs):
+    """The engine's attention nodes on each kernel a policy can pin, in fp16. Without the
+    pin, which kernel runs depends on what the process has registered (the adapter adds
+    flash_v2 and torch when imported), so a fault in one of them could hide."""
+    from xpuruntime import _attention
+
+    if kernel == "cudnn" and not _attention.cudnn_available():
+        pytest.skip("cuDNN not found")
+    if kernel in ("flash_v2", "torch"):
+        import xpuruntime.pytorch  # noqa: F401  (registers the adapter's kernels)
+    model, x, expected = transformer
+    policy = ExecutionPolicy(precision="fp16", static_shape=graphs, cuda_graphs=graphs)
+    engine = native_engine(model, CUDA, policy, kernel_policy=xrt.KernelPolicy(attention=kernel))
+    for _ in range(4):  # eager, capture, replays
+        got = run_native(model, {"x": x}, CUDA, engine=engine)[0]
+        np.testing.assert_allclose(got, expected, rtol=3e-2, atol=3e-2)
+    explain = engine.explain()
+    assert explain["cuda_graph"] is graphs, explain["unhonoured"]
+    nodes = [n for n in explain["nodes"] if n["op"] == "ScaledDotProductAttention"]
+    assert len(nodes) == 2
+    assert {k["kernel"] for n in nodes for k in n["kernels"] if k["op"] == "attention"} == {
+        kernel}

@@ -251,6 +251,43 @@ def test_torch_stream_of_maps_our_streams():
     assert torch_stream_of(ours).cuda_stream == ours.ptr
 
 
+@pytest.mark.parametrize("kernel", ["flash_v2", "torch"])
+def test_adapter_attention_kernels_in_a_graph_of_ours(kernel):
+    """Note [torch work on our Tensors]: captured into a graph of ours, the adapter's
+    kernels get their torch memory from a pool the graph keeps. torch work on the capturing
+    stream after the capture (another capture, say) gets other blocks: the replays do not
+    write into them."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    shape = (2, 4, 6, 8)  # padded to a head dim of 64 by flash_v2
+    q, k, v = (xrt.asarray(rng.standard_normal(shape).astype(np.float16), device="cuda")
+               for _ in range(3))
+    with xt.kernel_policy(attention="math"):
+        want = np.asarray(xrt.nn.scaled_dot_product_attention(q, k, v).to_device("cpu"))
+    side = xrt.cuda.Stream()
+    graph = xrt.cuda.CUDAGraph()
+    with xt.kernel_policy(attention=kernel):
+        xrt.nn.scaled_dot_product_attention(q, k, v)  # loaded before the capture
+        with xrt.cuda.graph(graph, stream=side), xrt.explain() as log:
+            out = xrt.nn.scaled_dot_product_attention(q, k, v)
+    assert log.kernels("attention") == [kernel]
+    assert graph.is_captured
+    with torch.cuda.stream(torch.cuda.ExternalStream(side.ptr)):
+        junk = [torch.full((n,), 7.0, dtype=torch.float16, device="cuda")
+                for n in (2 * 4 * 6 * 64, 2 * 4 * 6 * 8, 2 * 4 * 6) for _ in range(16)]
+    torch.cuda.synchronize()
+    for _ in range(3):
+        graph.replay()
+    xrt.cuda.synchronize()
+    assert all(bool((j == 7.0).all()) for j in junk)
+    got = np.asarray(out.to_device("cpu")).astype(np.float32)
+    np.testing.assert_allclose(got, want.astype(np.float32), atol=2e-2, rtol=2e-2)
+    del out
+    graph.reset()
+    assert xrt._core._cuda._capture_kept(side, "torch_mempool", dict) is None
+
+
 # (vectors a thread, backward blocks a multiprocessor, forward rows in flight: 1 in
 # registers, more in a ring)
 @pytest.mark.parametrize("plan", [(1, 16, 1), (2, 4, 2), (4, 1, 1), (4, 4, 3)])

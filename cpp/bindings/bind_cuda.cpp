@@ -161,6 +161,25 @@ void bind_graphs(nb::module_& m) {
       .def_prop_ro("is_capturing", &Graph::capturing)
       .def_prop_ro("is_captured", &Graph::captured)
       .def_prop_ro("num_nodes", &Graph::num_nodes, "Nodes in the captured graph.");
+  // Note [Foreign work in our graphs] in graph.cpp.
+  m.def("_capture_kept", [](const Stream& stream, const std::string& key,
+                            nb::callable make) -> nb::object {
+    Graph* g = cuda::graph_capturing(stream.handle());
+    if (!g) return nb::none();
+    if (std::shared_ptr<void> thing = g->kept(key))
+      return nb::borrow(static_cast<PyObject*>(thing.get()));
+    nb::object made = make();
+    PyObject* object = made.ptr();
+    g->keep(key, std::shared_ptr<void>(made.release().ptr(), [](void* p) {
+      if (!Py_IsInitialized()) return;  // at exit: leak rather than touch a dead interpreter
+      PyGILState_STATE state = PyGILState_Ensure();
+      Py_DECREF(static_cast<PyObject*>(p));
+      PyGILState_Release(state);
+    }));
+    return nb::borrow(object);
+  }, nb::arg("stream"), nb::arg("key"), nb::arg("make"),
+     "What the graph of ours capturing stream keeps under key (make() on the first call), "
+     "kept until the graph is discarded; None when no graph of ours captures stream.");
 }
 
 // cuFFT's plan caches (cuda/cufft.h, Note [cuFFT plans]).

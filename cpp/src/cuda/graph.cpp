@@ -1,8 +1,10 @@
 // cpp/src/cuda/graph.cpp: stream capture into a CUDA graph, instantiation and replay.
 #include "cuda/graph.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <mutex>
 #include <string>
 
 #include "cuda/allocator.h"
@@ -17,6 +19,21 @@ inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908;
 
 std::atomic<uint64_t> next_graph_id{1};
 std::array<std::atomic<int>, kMaxDevices> captures_on_device{};
+
+// The graphs capturing now, for graph_capturing().
+std::mutex capturing_mutex;
+std::vector<Graph*>& capturing_graphs() {
+  static auto* graphs = new std::vector<Graph*>();
+  return *graphs;
+}
+
+void set_capturing(Graph* g, bool on) {
+  std::lock_guard lock(capturing_mutex);
+  auto& graphs = capturing_graphs();
+  auto it = std::find(graphs.begin(), graphs.end(), g);
+  if (on && it == graphs.end()) graphs.push_back(g);
+  if (!on && it != graphs.end()) graphs.erase(it);
+}
 
 }  // namespace
 
@@ -80,6 +97,7 @@ void Graph::capture_begin(CaptureMode mode) {
   stream_ = stream;
   capturing_ = true;
   captures_on_device[device].fetch_add(1);
+  set_capturing(this, true);
 }
 
 void Graph::capture_end() {
@@ -89,6 +107,7 @@ void Graph::capture_end() {
   CUresult r = driver().cuStreamEndCapture(native(stream_), &graph);
   if (r == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) check(r, "cuStreamEndCapture");
   capturing_ = false;
+  set_capturing(this, false);
   captures_on_device[device_].fetch_sub(1);
   end_capture_pool(device_, id_);
   stream_ = Stream();
@@ -120,6 +139,7 @@ void Graph::reset() {
     CUgraph graph = nullptr;
     driver().cuStreamEndCapture(native(stream_), &graph);
     capturing_ = false;
+    set_capturing(this, false);
     captures_on_device[device_].fetch_sub(1);
     end_capture_pool(device_, id_);
     stream_ = Stream();
@@ -138,6 +158,40 @@ void Graph::discard() {
   graph_ = nullptr;
   release_capture_pool(device_, id_);
   device_ = -1;
+  kept_.clear();  // after the pool: a foreign pool may hold memory our kernels also read
+}
+
+// Note [Foreign work in our graphs]: another library's kernels may run inside our capture
+// (the PyTorch adapter's attention and norm kernels, run by the native engine, allocate
+// with torch's caching allocator on our capturing stream). Their replays write and read the
+// addresses that library handed out during the capture, so that memory must not go to
+// anyone else until the graph is discarded; as our own allocations come from the graph's
+// private pool, theirs must come from a pool of theirs that nothing else draws from. The
+// library makes that pool while the capture runs and keeps it with the graph (keep()); the
+// graph drops it when it is discarded, after its own pool. graph_capturing() finds the
+// graph from the capturing stream, the one thing such code knows.
+std::shared_ptr<void> Graph::kept(const std::string& key) const {
+  for (const auto& [k, thing] : kept_)
+    if (k == key) return thing;
+  return nullptr;
+}
+
+void Graph::keep(const std::string& key, std::shared_ptr<void> thing) {
+  if (!capturing_ && !exec_)
+    throw ValueError("keep(): the graph holds no capture to keep '" + key + "' with");
+  for (auto& [k, kept] : kept_)
+    if (k == key) {
+      kept = std::move(thing);
+      return;
+    }
+  kept_.emplace_back(key, std::move(thing));
+}
+
+Graph* graph_capturing(void* stream) {
+  std::lock_guard lock(capturing_mutex);
+  for (Graph* g : capturing_graphs())
+    if (g->capturing() && g->capture_stream().handle() == stream) return g;
+  return nullptr;
 }
 
 size_t Graph::num_nodes() const {

@@ -10,6 +10,7 @@ The registry's callables and ``xrt.nn.scaled_dot_product_attention``'s runners o
 and torch take xpuruntime Tensors (``_run_flash``, ``_run_torch``).
 """
 
+import contextlib
 import math
 from typing import Optional
 
@@ -242,25 +243,48 @@ def _attention_kernel_supports(q, k, v, *rest):
 def _run_flash(q, k, v, mask, is_causal, scale):
     """flash_v2 on xpuruntime Tensors ([B, H, S, D], mask additive or None): a runner of
     ``xrt.nn.scaled_dot_product_attention``."""
-    tq, tk, tv = (_to_torch(t) for t in (q, k, v))
-    tm = None if mask is None else _to_torch(mask)
-    with _our_stream(q):
+    with on_our_stream(q):
+        tq, tk, tv = (_to_torch(t) for t in (q, k, v))
+        tm = None if mask is None else _to_torch(mask)
         out = _flash_v2(_aligned(tq), _aligned(tk), _aligned(tv), tm, is_causal, scale)
-    return _core.from_dlpack(out.detach())
+        return _core.from_dlpack(out.detach())
 
 
 def _run_torch(q, k, v, mask, is_causal, scale):
-    tq, tk, tv = (_to_torch(t) for t in (q, k, v))
-    tm = None if mask is None else _to_torch(mask)
-    with _our_stream(q), _torch_kernel():
+    with on_our_stream(q), _torch_kernel():
+        tq, tk, tv = (_to_torch(t) for t in (q, k, v))
+        tm = None if mask is None else _to_torch(mask)
         out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm, is_causal=is_causal,
                                              scale=scale)
-    return _core.from_dlpack(out.detach())
+        return _core.from_dlpack(out.detach())
 
 
-def _our_stream(t):
-    """torch on xpuruntime's current stream of t's device, for kernels run on our Tensors."""
-    return torch.cuda.stream(torch_stream_of(_core.current_stream(t.device)))
+# Note [torch work on our Tensors]: the adapter's kernels run torch on xpuruntime Tensors
+# (the runners above, the norm kernels of _ops.py). All of it, the DLPack conversions
+# included, runs inside on_our_stream:
+# - torch's current stream is our current stream there, so torch's kernels are ordered
+#   with ours, and neither conversion has a stream to wait for (outside, torch's current
+#   stream differs from ours whenever ours is a created stream: each conversion then
+#   recorded an event and made a stream wait, and under a capture of ours that wait tied
+#   the legacy stream to the capturing one, which CUDA refuses, so the capture failed);
+# - while a graph of ours captures that stream, torch's allocations come from a torch
+#   MemPool the graph keeps (Note [Foreign work in our graphs] in cpp/src/cuda/graph.cpp):
+#   the replays use those addresses, so torch must not hand them to anyone else. (Under a
+#   capture of torch's own, torch routes them itself.)
+@contextlib.contextmanager
+def on_our_stream(t):
+    """torch on xpuruntime's current stream of t's device (Note [torch work on our
+    Tensors])."""
+    ours = _core.current_stream(t.device)
+    with torch.cuda.stream(torch_stream_of(ours)):
+        pool = None
+        if ours.ptr != 0 and torch.cuda.is_current_stream_capturing():
+            pool = _core._cuda._capture_kept(ours, "torch_mempool", torch.cuda.MemPool)
+        if pool is None:
+            yield
+        else:
+            with torch.cuda.use_mem_pool(pool, device=t.device.index):
+                yield
 
 
 # Note [The legacy stream in torch]: torch.cuda.ExternalStream(0) is not the legacy default

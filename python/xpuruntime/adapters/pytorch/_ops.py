@@ -27,6 +27,7 @@ from ._attention_ops import (
     _attention_torch,
     _run_flash,
     _run_torch,
+    on_our_stream,
 )
 from ._choose import _autocast, _to_torch, _torch_kernel, _while_choosing, choose
 
@@ -202,15 +203,16 @@ _TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32"
 
 def _norm_kernel(rms, fused):
     def run(x, *rest):
-        tx = _to_torch(x)
-        n = tx.shape[-1]
-        if rms:
-            y = (_run_norm(tx, n, None, None, torch.finfo(tx.dtype).eps, True) if fused
-                 else F.rms_norm(tx, (n,)))
-        else:
-            y = (_run_norm(tx, n, None, None, 1e-5, False) if fused
-                 else F.layer_norm(tx, (n,)))
-        return _core.from_dlpack(y.detach())
+        with on_our_stream(x):  # Note [torch work on our Tensors]
+            tx = _to_torch(x)
+            n = tx.shape[-1]
+            if rms:
+                y = (_run_norm(tx, n, None, None, torch.finfo(tx.dtype).eps, True) if fused
+                     else F.rms_norm(tx, (n,)))
+            else:
+                y = (_run_norm(tx, n, None, None, 1e-5, False) if fused
+                     else F.layer_norm(tx, (n,)))
+            return _core.from_dlpack(y.detach())
     return run
 
 
