@@ -2,6 +2,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <utility>
 #include <vector>
 
@@ -169,10 +170,46 @@ Tensor import_through_exchange(const dl::ExchangeAPI& api, nb::handle obj) {
     void* producer = nullptr;
     if (api.current_work_stream(dl::kDLCUDA, t.device().index, &producer) != 0)
       throw nb::python_error();
-    Stream ours = current_stream(t.device());
-    if (producer != ours.handle()) ours.wait(Stream(t.device(), producer));
+    if (producer != current_stream_handle(t.device()))
+      current_stream(t.device()).wait(Stream(t.device(), producer));
   }
   return t;
+}
+
+/// Nanoseconds per call of each piece of import_through_exchange(obj), timed in C++ over
+/// count calls (benchmarks: where xrt.from_dlpack(torch_tensor)'s time goes).
+nb::dict time_exchange_import(nb::handle obj, int count) {
+  if (count <= 0) throw ValueError("count must be positive");
+  const dl::ExchangeAPI* api = exchange_api_of(obj);
+  if (!api) throw TypeError("_time_exchange_import: the object's type has no exchange API");
+  using clock = std::chrono::steady_clock;
+  auto per_call = [count](auto&& body) {
+    body();
+    auto start = clock::now();
+    for (int i = 0; i < count; ++i) body();
+    return std::chrono::duration<double, std::nano>(clock::now() - start).count() / count;
+  };
+  nb::dict out;
+  out["whole"] = per_call([&] { (void)import_through_exchange(*api, obj); });
+  out["producer_export_and_delete"] = per_call([&] {
+    dl::DLManagedTensorVersioned* m = nullptr;
+    if (api->managed_tensor_from_py_object_no_sync(obj.ptr(), &m) != 0) throw nb::python_error();
+    if (m && m->deleter) m->deleter(m);
+  });
+  out["import_and_free"] = per_call([&] {
+    dl::DLManagedTensorVersioned* m = nullptr;
+    if (api->managed_tensor_from_py_object_no_sync(obj.ptr(), &m) != 0) throw nb::python_error();
+    (void)dl::import_versioned(m);
+  });
+  Device device = import_through_exchange(*api, obj).device();
+  if (device.type == DeviceType::CUDA) {
+    out["producer_stream"] = per_call([&] {
+      void* s = nullptr;
+      if (api->current_work_stream(dl::kDLCUDA, device.index, &s) != 0) throw nb::python_error();
+    });
+    out["our_stream"] = per_call([&] { (void)current_stream_handle(device); });
+  }
+  return out;
 }
 
 void release_owner(void*, void* owner) {
@@ -475,6 +512,9 @@ void bind_dlpack(nb::module_& m) {
   if (!function.is_valid()) throw nb::python_error();
   m.attr("from_dlpack") = function;
   cls.attr("__dlpack_c_exchange_api__") = nb::capsule(&exchange_api, "dlpack_exchange_api");
+  m.def("_time_exchange_import", &time_exchange_import, nb::arg("obj"),
+        nb::arg("count") = 100000,
+        "Nanoseconds per call of from_dlpack(obj)'s pieces through obj's C exchange API.");
   m.def("_from_pointer", &from_pointer, nb::arg("ptr"), nb::arg("shape"), nb::arg("strides"),
         nb::arg("dtype"), nb::arg("device"), nb::arg("owner"), nb::arg("readonly") = false,
         "A Tensor over foreign memory (strides in elements), keeping owner alive: the "

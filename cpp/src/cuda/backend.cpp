@@ -88,6 +88,10 @@ class CudaBackend final : public Backend {
   void synchronize(Device device) const override { synchronize_device(device.index); }
 
   Stream current_stream(Device device) const override { return current(device.index); }
+  NativeStream current_stream_handle(Device device) const override {
+    cuda::check_device(device.index);
+    return cuda::current_stream(device.index);
+  }
   void set_current_stream(const Stream& stream) const override { set_current(stream); }
   Stream default_stream(Device device) const override {
     cuda::check_device(device.index);

@@ -55,6 +55,10 @@ class Backend {
 
   // ---- Streams (the Stream methods forward here) ----------------------------------------
   virtual Stream current_stream(Device device) const = 0;
+  /// current_stream(device).handle(), without making the Stream (hot paths compare it).
+  virtual NativeStream current_stream_handle(Device device) const {
+    return current_stream(device).handle();
+  }
   virtual void set_current_stream(const Stream& stream) const = 0;
   virtual Stream default_stream(Device device) const = 0;
   virtual Stream create_stream(Device device, int priority) const = 0;

@@ -62,6 +62,8 @@ class Stream {
 
 /// The calling thread's current stream on device: what every op on device enqueues on.
 Stream current_stream(Device device);
+/// current_stream(device).handle(), cheaper: the Stream is not made.
+NativeStream current_stream_handle(Device device);
 /// Makes stream current on its device for the calling thread (kept alive while current).
 void set_current_stream(const Stream& stream);
 /// The device's default stream (a CUDA device's legacy default stream).

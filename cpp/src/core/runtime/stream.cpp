@@ -38,6 +38,9 @@ void Stream::wait(const Stream& other) const {
 }
 
 Stream current_stream(Device device) { return backend(device).current_stream(device); }
+NativeStream current_stream_handle(Device device) {
+  return backend(device).current_stream_handle(device);
+}
 void set_current_stream(const Stream& stream) {
   backend(stream.device()).set_current_stream(stream);
 }
