@@ -49,6 +49,14 @@
 // GCC's hot attribute on the path's 45 functions, which gathers them in .text.hot: the
 // CPU path touched as many distinct cache lines as before (162), and on an H100 host our
 // part did not drop (four alternating processes each).
+//
+// Hidden symbols (Note [Hidden symbols] in CMakeLists.txt, 2026-11-27): the layers' ~6,900
+// exported functions went to 147 and the module's PLT from 2,700 entries to 643, so calls
+// inside the module are direct and GCC inlines across them. One H100 host, the build before
+// and after alternating (two rounds each, `a + b` timed as a loop's statement): our part
+// 1.029 / 1.038 -> 0.974 / 0.986 us, in C++ 0.821 / 0.776 -> 0.775 / 0.696; `a + b` 3.54 /
+// 3.56 -> 3.33 / 3.36 us. On the 2-core VM (CPU tensors): a + b 190 -> 175 ns, a + 1.0
+// 358 -> 305, exp 214 -> 188, sum 243 -> 215.
 #include <algorithm>
 #include <chrono>
 #include <functional>
