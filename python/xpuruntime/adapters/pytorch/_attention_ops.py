@@ -279,12 +279,21 @@ def on_our_stream(t):
     with torch.cuda.stream(torch_stream_of(ours)):
         pool = None
         if ours.ptr != 0 and torch.cuda.is_current_stream_capturing():
-            pool = _core._cuda._capture_kept(ours, "torch_mempool", torch.cuda.MemPool)
+            pool = _core._cuda._capture_kept(ours, "torch_mempool", _new_mempool)
         if pool is None:
             yield
         else:
             with torch.cuda.use_mem_pool(pool, device=t.device.index):
                 yield
+
+
+def _new_mempool():
+    if not hasattr(torch.cuda, "use_mem_pool"):
+        raise _core.CudaError(
+            f"the PyTorch adapter's kernels inside a CUDA graph of xpuruntime's need "
+            f"torch.cuda.MemPool (torch 2.5 or newer; this is {torch.__version__}): pin "
+            f"xpuruntime's own kernels (math, cudnn) for the capture")
+    return torch.cuda.MemPool()
 
 
 # Note [The legacy stream in torch]: torch.cuda.ExternalStream(0) is not the legacy default
