@@ -158,6 +158,7 @@ def test_scikit_learn_with_array_api_dispatch():
 SKLEARN_CHECKS_SCRIPT = textwrap.dedent("""
     import warnings
     warnings.filterwarnings("ignore")
+    import sys
     import numpy as np, sklearn, xpuruntime as xrt
     try:
         from sklearn.utils.estimator_checks import check_array_api_input
@@ -166,6 +167,7 @@ SKLEARN_CHECKS_SCRIPT = textwrap.dedent("""
         print("skip", e)
         raise SystemExit(0)
     from sklearn.preprocessing import LabelEncoder
+    xrt.set_default_device(sys.argv[1])  # the checks make their arrays on the default device
     checked, failed = [], []
     for est in _tested_estimators():
         name = type(est).__name__
@@ -184,9 +186,10 @@ SKLEARN_CHECKS_SCRIPT = textwrap.dedent("""
         back = enc.inverse_transform(codes)
     want = LabelEncoder().fit(labels)
     assert isinstance(codes, xrt.Tensor), type(codes)
-    np.testing.assert_array_equal(np.from_dlpack(enc.classes_), want.classes_)
-    np.testing.assert_array_equal(np.from_dlpack(codes), want.transform(labels))
-    np.testing.assert_array_equal(np.from_dlpack(back), labels)
+    cpu = xrt.Device("cpu")
+    np.testing.assert_array_equal(np.from_dlpack(enc.classes_.to_device(cpu)), want.classes_)
+    np.testing.assert_array_equal(np.from_dlpack(codes.to_device(cpu)), want.transform(labels))
+    np.testing.assert_array_equal(np.from_dlpack(back.to_device(cpu)), labels)
     checked.append("LabelEncoder")
     for f in failed:
         print("FAILED", f)
@@ -194,10 +197,13 @@ SKLEARN_CHECKS_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_scikit_learn_estimator_checks():
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda:0", marks=pytest.mark.cuda)])
+def test_scikit_learn_estimator_checks(device):
     pytest.importorskip("sklearn")
+    if device != "cpu" and not xrt.cuda.is_available():
+        pytest.skip("CUDA unavailable")
     env = dict(os.environ, SCIPY_ARRAY_API="1")
-    r = subprocess.run([sys.executable, "-c", SKLEARN_CHECKS_SCRIPT], env=env,
+    r = subprocess.run([sys.executable, "-c", SKLEARN_CHECKS_SCRIPT, device], env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     if r.stdout.startswith("skip"):
