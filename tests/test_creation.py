@@ -309,6 +309,37 @@ def test_full_like_errors():
         xrt.ones_like(t, dtype="float32")
 
 
+def test_full_takes_numpy_scalars_and_0d_arrays(device):
+    """Note [Array fill values]: as NumPy's and PyTorch's full do (SciPy passes
+    xp.full(n, xp.asarray(code), dtype=xp.int32))."""
+    cpu = xrt.Device("cpu")
+
+    def host(t):
+        assert t.device == xrt.Device(device)
+        return np.from_dlpack(t.to_device(cpu))
+
+    got = xrt.full(3, np.int64(5), device=device)  # the Python scalar of its kind
+    assert got.dtype == xrt.int64 and host(got).tolist() == [5, 5, 5]
+    assert xrt.full(2, np.float32(2.5), device=device).dtype == xrt.float64
+    assert host(xrt.full(2, np.bool_(True), device=device)).tolist() == [True, True]
+    got = xrt.full((2, 3), xrt.asarray(7, dtype=xrt.int8, device=device), device=device)
+    assert got.dtype == xrt.int8 and (host(got) == 7).all()  # the array's dtype
+    got = xrt.full(4, xrt.asarray(2.5, device=device), dtype=xrt.int32, device=device)
+    assert got.dtype == xrt.int32 and host(got).tolist() == [2, 2, 2, 2]
+    got = xrt.full(2, np.asarray(1.5, dtype=np.float32), device=device)  # another device
+    assert got.dtype == xrt.float32 and host(got).tolist() == [1.5, 1.5]
+    like = xrt.ones((2, 2), dtype=xrt.float32, device=device)
+    got = xrt.full_like(like, xrt.asarray(3, device=device))
+    assert got.dtype == xrt.float32 and (host(got) == 3).all()  # x's dtype stays
+    assert host(xrt.full_like(like, np.int64(4), dtype=xrt.int16)).tolist() == [[4, 4]] * 2
+    assert xrt.full(0, xrt.asarray(1.0, device=device), device=device).shape == (0,)
+    for bad in (xrt.ones(2, device=device), np.ones((1, 1)), [1], "1", b"1"):
+        with pytest.raises(TypeError, match="fill_value"):
+            xrt.full(2, bad, device=device)
+        with pytest.raises(TypeError, match="fill_value"):
+            xrt.full_like(like, bad)
+
+
 # ------------------------------------------------------------------- eye
 
 

@@ -90,6 +90,27 @@ def test_dtype_rejects_unknown_names_and_objects(bad):
         xrt.dtype(bad)
 
 
+@pytest.mark.parametrize("py_type,name", [(bool, "bool"), (int, "int64"), (float, "float64"),
+                                          (complex, "complex128")])
+def test_python_types_name_the_default_dtypes(py_type, name):
+    """Note [Python types as dtypes]: as in NumPy, PyTorch, CuPy and JAX (SciPy passes
+    xp.zeros(shape, dtype=bool)); strings and NumPy's dtypes stay errors."""
+    want = getattr(xrt, name)
+    assert xrt.zeros(2, dtype=py_type).dtype == want
+    assert xrt.asarray([1, 0], dtype=py_type).dtype == want
+    assert xrt.astype(xrt.ones(2), py_type).dtype == want
+    assert xrt.full(2, 1, dtype=py_type).dtype == want
+    assert xrt.isdtype(py_type, want)
+    if name in ("float64", "complex128"):
+        assert xrt.finfo(py_type).bits == 64
+    if name == "int64":
+        assert xrt.iinfo(py_type).max == 2**63 - 1
+    assert xrt.can_cast(want, py_type) and xrt.can_cast(py_type, want)
+    for bad in (name, np.dtype(name), object):
+        with pytest.raises(TypeError):
+            xrt.zeros(2, dtype=bad)
+
+
 # -------------------------------------------------------------- promotion
 
 # Spot checks of the standard's promotion table, with float16/bfloat16

@@ -9,14 +9,6 @@
 namespace xrt::py {
 namespace {
 
-Scalar fill_value_arg(nb::handle o, const char* what) {
-  std::optional<Scalar> s = scalar_from_python(o);
-  if (!s)
-    throw TypeError(std::string(what) + " must be a Python bool, int, float or complex, got " +
-                    type_name_of(o));
-  return *s;
-}
-
 Scalar bound_arg(nb::handle o, const char* what) {
   std::optional<Scalar> s = scalar_from_python(o);
   if (!s || s->kind == Scalar::Kind::Bool)
@@ -43,9 +35,14 @@ void bind_creation(nb::module_& m) {
   m.def("ones_like", filled_like<1>, nb::arg("x"), nb::arg("dtype").none() = nb::none(),
         nb::kw_only(), nb::arg("device").none() = nb::none());
   m.def("full_like", [](nb::handle x, nb::handle fill_value, nb::handle dtype, nb::handle device) {
-    return full_like(tensor_arg(x, "full_like: x"),
-                     fill_value_arg(fill_value, "full_like: fill_value"),
-                     optional_dtype_arg(dtype), optional_device_arg(device));
+    const Tensor& like = tensor_arg(x, "full_like: x");
+    std::variant<Scalar, Tensor> value = fill_value_arg(fill_value, "full_like: fill_value");
+    std::optional<DType> d = optional_dtype_arg(dtype);
+    std::optional<Device> where = optional_device_arg(device);
+    if (const Scalar* s = std::get_if<Scalar>(&value)) return full_like(like, *s, d, where);
+    Tensor out = empty_like(like, d, where);  // Note [Array fill values]: x's dtype stays
+    copy_into(out, to_device(std::get<Tensor>(value), out.device()));
+    return out;
   }, nb::arg("x"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
      nb::arg("device").none() = nb::none());
 

@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 
 #include <optional>
+#include <variant>
 
 #include "xpuruntime/dispatcher.h"
 #include "xpuruntime/ops.h"
@@ -51,6 +52,9 @@ std::optional<Scalar> scalar_from_python(nb::handle obj);
 /// PyTorch). nullopt for anything else.
 std::optional<Scalar> operand_scalar(nb::handle obj);
 nb::object scalar_to_python(const Scalar& s);
+/// A fill value of full and full_like: a Scalar for a Python or NumPy scalar, else a 0-d
+/// Tensor (Note [Array fill values]); TypeError for anything else.
+std::variant<Scalar, Tensor> fill_value_arg(nb::handle obj, const char* what);
 /// The right operand of a binary operator as a tensor (a Python scalar takes the array's
 /// dtype per the standard); nullopt means NotImplemented.
 std::optional<Tensor> operand(const Tensor& self, nb::handle other);

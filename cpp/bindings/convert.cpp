@@ -264,6 +264,27 @@ std::optional<Scalar> operand_scalar(nb::handle obj) {
   return scalar_from_python(obj.attr("item")());
 }
 
+// Note [Array fill values]: the standard's full and full_like take a Python scalar; NumPy's
+// and PyTorch's also take a NumPy scalar or a 0-d array, and array API code passes them
+// (SciPy's iterative methods call xp.full(n, xp.asarray(code), dtype=xp.int32)). A NumPy
+// scalar acts as the Python scalar of its kind (Note [NumPy scalars as operands]). A 0-d
+// array's value is copied on the target device (no host wait for a device's own array); full
+// takes its dtype when none is given, full_like keeps x's, as NumPy does.
+std::variant<Scalar, Tensor> fill_value_arg(nb::handle obj, const char* what) {
+  if (std::optional<Scalar> s = operand_scalar(obj)) return *s;
+  std::optional<Tensor> t;
+  if (const Tensor* p = tensor_of(obj)) t = *p;
+  else if (has_dlpack(obj) || PyObject_CheckBuffer(obj.ptr()))
+    t = asarray(obj, std::nullopt, std::nullopt, std::nullopt);
+  if (!t)
+    throw TypeError(std::string(what) + " must be a Python bool, int, float or complex, or a "
+                    "0-d array, got " + type_name_of(obj));
+  if (t->ndim() != 0)
+    throw TypeError(std::string(what) + " must be a scalar or a 0-d array, got an array of "
+                    "shape " + shape_str(t->shape()));
+  return *t;
+}
+
 nb::object scalar_to_python(const Scalar& s) {
   switch (s.kind) {
     case Scalar::Kind::Bool: return nb::bool_(s.b);
@@ -347,11 +368,16 @@ void bind_convert(nb::module_& m) {
   }, nb::arg("shape"), nb::arg("dtype").none() = nb::none(), nb::kw_only(),
      nb::arg("device").none() = nb::none());
   m.def("full", [](nb::handle shape, nb::handle fill_value, nb::handle dtype, nb::handle device) {
-    std::optional<Scalar> value = scalar_from_python(fill_value);
-    if (!value) throw TypeError("full: fill_value must be a Python bool, int, float or complex");
+    Dims dims = shape_arg(shape);
+    std::variant<Scalar, Tensor> value = fill_value_arg(fill_value, "full: fill_value");
     std::optional<DType> d = optional_dtype_arg(dtype);
-    return full(shape_arg(shape), *value, d.value_or(dtype_for_fill(*value)),
-                optional_device_arg(device).value_or(default_device()));
+    Device target = optional_device_arg(device).value_or(default_device());
+    if (const Scalar* s = std::get_if<Scalar>(&value))
+      return full(dims, *s, d.value_or(dtype_for_fill(*s)), target);
+    const Tensor& fill = std::get<Tensor>(value);  // Note [Array fill values]
+    Tensor out = empty(dims, d.value_or(fill.dtype()), target);
+    copy_into(out, to_device(fill, target));
+    return out;
   }, nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype").none() = nb::none(),
      nb::kw_only(), nb::arg("device").none() = nb::none());
   m.def("arange", [](nb::handle start, nb::handle stop, nb::handle step, nb::handle dtype,

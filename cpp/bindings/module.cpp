@@ -206,10 +206,21 @@ void bind_cuda_loader(nb::module_& c) {
 
 nb::handle dtype_object(DType dtype) { return dtype_objects[static_cast<int>(dtype)]; }
 
+// Note [Python types as dtypes]: Python's bool, int, float and complex name dtypes in NumPy,
+// PyTorch, CuPy and JAX (bool, the default integer, float64, complex128), and array API code
+// passes them (SciPy's iterative methods call xp.zeros(shape, dtype=bool)), so they name ours
+// too: bool, int64, float64 and complex128, the defaults. Strings and other libraries'
+// dtypes stay errors: what "float32" or np.float32 means in another namespace is not ours
+// to guess.
 DType dtype_arg(nb::handle obj) {
   if (nb::isinstance<PyDType>(obj)) return nb::cast<const PyDType&>(obj).value;
-  throw TypeError("expected an xpuruntime dtype (such as xpuruntime.float32), got " +
-                  std::string(nb::repr(obj).c_str()));
+  PyObject* o = obj.ptr();
+  if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
+  if (o == reinterpret_cast<PyObject*>(&PyLong_Type)) return kDefaultInt;
+  if (o == reinterpret_cast<PyObject*>(&PyFloat_Type)) return kDefaultFloat;
+  if (o == reinterpret_cast<PyObject*>(&PyComplex_Type)) return kDefaultComplex;
+  throw TypeError("expected an xpuruntime dtype (such as xpuruntime.float32) or bool, int, "
+                  "float or complex, got " + std::string(nb::repr(obj).c_str()));
 }
 
 std::optional<DType> optional_dtype_arg(nb::handle obj) {

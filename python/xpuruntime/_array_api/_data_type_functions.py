@@ -36,11 +36,19 @@ class iinfo_object:
     dtype: _core.DType
 
 
+# Python's own types name the default dtypes here as everywhere a dtype is taken (Note
+# [Python types as dtypes] in cpp/bindings/module.cpp).
+_PYTHON_TYPES = {bool: _core.bool, int: _core.int64, float: _core.float64,
+                 complex: _core.complex128}
+
+
 def _dtype_of(value, function):
     if isinstance(value, _core.DType):
         return value
     if isinstance(value, _core.Tensor):
         return value.dtype
+    if isinstance(value, type) and value in _PYTHON_TYPES:
+        return _PYTHON_TYPES[value]
     raise TypeError(f"{function}: expected a dtype or an array, got {type(value).__name__}")
 
 
@@ -68,6 +76,7 @@ def iinfo(type, /):
 def can_cast(from_, to, /):
     """Whether from_ promotes to `to` by the standard's promotion rules."""
     source = _dtype_of(from_, "can_cast")
+    to = _PYTHON_TYPES.get(to, to) if isinstance(to, type) else to
     if not isinstance(to, _core.DType):
         raise TypeError(f"can_cast: to must be a dtype, got {type(to).__name__}")
     try:
@@ -91,6 +100,7 @@ _KINDS = {
 
 def isdtype(dtype, kind):
     """Whether dtype is kind: a dtype, one of the standard's kind names, or a tuple of them."""
+    dtype = _PYTHON_TYPES.get(dtype, dtype) if isinstance(dtype, type) else dtype
     if not isinstance(dtype, _core.DType):
         raise TypeError(f"isdtype: expected a dtype, got {type(dtype).__name__}")
     if isinstance(kind, tuple):
