@@ -74,6 +74,23 @@ SCIPY_SCRIPT = textwrap.dedent("""
         "gaussian_filter": (ndimage.gaussian_filter(x, 1.0), ndimage.gaussian_filter(A, 1.0)),
         "whiten": (cluster.vq.whiten(x), cluster.vq.whiten(A)),
     }
+    # The elementwise iterative methods: xp.full(n, 0-d array) and dtype=bool inside
+    # (Notes [Array fill values] and [Python types as dtypes]).
+    from scipy import differentiate, integrate
+    from scipy.optimize import elementwise
+    c = np.linspace(0.5, 2.0, 4)
+    for name, run in {
+        "derivative": lambda m: differentiate.derivative(lambda t: t**3, m(c)).df,
+        "jacobian": lambda m: differentiate.jacobian(lambda t: t**2, m(c)).df,
+        "find_root": lambda m: elementwise.find_root(
+            lambda t, k: t**3 - k, (m(np.zeros(4)), m(np.full(4, 3.0))), args=(m(c),)).x,
+        "find_minimum": lambda m: elementwise.find_minimum(
+            lambda t, k: (t - k)**2, (m(np.zeros(4)), m(np.ones(4)), m(np.full(4, 3.0))),
+            args=(m(c),)).x,
+        "cubature": lambda m: integrate.cubature(
+            lambda t: t[:, 0]**2 + t[:, 1], m(np.zeros(2)), m(np.ones(2))).estimate,
+    }.items():
+        cases[name] = (run(xrt.asarray), run(np.asarray))
     for name, (got, want) in cases.items():
         assert isinstance(got, xrt.Tensor), (name, type(got))
         np.testing.assert_allclose(np.from_dlpack(got), want, rtol=1e-10, atol=1e-12,
@@ -88,7 +105,7 @@ def test_scipy_with_array_api_dispatch():
     r = subprocess.run([sys.executable, "-c", SCIPY_SCRIPT], env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.strip() == "ok 12"
+    assert r.stdout.strip() == "ok 17"
 
 
 # scikit-learn's array API support needs SciPy's, so it runs in a child process too.
