@@ -268,8 +268,10 @@ std::optional<Scalar> operand_scalar(nb::handle obj) {
 // and PyTorch's also take a NumPy scalar or a 0-d array, and array API code passes them
 // (SciPy's iterative methods call xp.full(n, xp.asarray(code), dtype=xp.int32)). A NumPy
 // scalar acts as the Python scalar of its kind (Note [NumPy scalars as operands]). A 0-d
-// array's value is copied on the target device (no host wait for a device's own array); full
-// takes its dtype when none is given, full_like keeps x's, as NumPy does.
+// array's value is copied on the target device (no host wait for a device's own array) and
+// cast as astype casts, as NumPy's full casts it (a Python int out of range stays an
+// OverflowError). full takes the array's dtype when none is given, full_like keeps x's, as
+// NumPy does.
 std::variant<Scalar, Tensor> fill_value_arg(nb::handle obj, const char* what) {
   if (std::optional<Scalar> s = operand_scalar(obj)) return *s;
   std::optional<Tensor> t;
