@@ -58,6 +58,27 @@ def test_numpy_round_trip_is_zero_copy(name, view):
     assert back.strides == a.strides or a.size <= 1
 
 
+def test_numpy_subclasses_still_name_their_device():
+    """Note [NumPy arrays live on the host]: only numpy.ndarray itself skips
+    __dlpack_device__; a subclass may live anywhere, so it is asked."""
+    asked = []
+
+    class Elsewhere(np.ndarray):
+        def __dlpack_device__(self):
+            asked.append(True)
+            return super().__dlpack_device__()
+
+    a = np.arange(6.0).view(Elsewhere)
+    t = xrt.from_dlpack(a)
+    assert asked and t.device == xrt.Device("cpu")
+    np.testing.assert_array_equal(np.from_dlpack(t), np.arange(6.0))
+    readonly = np.arange(3)
+    readonly.flags.writeable = False
+    assert xrt.from_dlpack(readonly).device == xrt.Device("cpu")  # the fast path: flags kept
+    with pytest.raises(BufferError):
+        xrt.from_dlpack(np.arange(3), device="cuda:0", copy=False)
+
+
 def test_bfloat16_round_trip_through_dlpack():
     ml_dtypes = pytest.importorskip("ml_dtypes")
     t = xrt.astype(xrt.arange(6, dtype=xrt.float32), xrt.bfloat16)
