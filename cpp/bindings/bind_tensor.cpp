@@ -189,7 +189,8 @@ void bind_tensor(nb::module_& m) {
                           std::string(dtype_info(t.dtype()).name) + ")");
         return scalar_of(t);
       })
-      .def("_item", &scalar_of, "The value of a one-element tensor as a Python scalar.")
+      .def("_item", [](const Tensor& t) { return scalar_of(t); },
+           "The value of a one-element tensor as a Python scalar (item() checks the size).")
       .def("_is_readonly", &Tensor::readonly)
       .def("_is_contiguous", &Tensor::is_contiguous)
       .def("_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data()); })

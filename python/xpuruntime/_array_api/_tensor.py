@@ -50,7 +50,7 @@ def _host_values(t):
     if t.dtype == _core.bfloat16:
         bits = np.from_dlpack(t._reinterpret(_core.uint16)).astype(np.uint32)
         return (bits << 16).view(np.float32)
-    return np.from_dlpack(t)
+    return np.asarray(t)  # the buffer protocol (Note [Tensor buffers])
 
 
 def _describe(t, error):
@@ -108,7 +108,7 @@ def item(self):
     if self.size != 1:
         raise ValueError(f"item() needs a tensor of exactly one element, got shape "
                          f"{tuple(self.shape)}")
-    return _host_values(self).reshape(()).item()
+    return self._item()  # C++, as float(x) reads it: no NumPy array on the way
 
 
 def __len__(self):
