@@ -106,6 +106,103 @@ def test_split_then_merge_back_into_one_block():
     assert s["inactive_split.all.current"] == 0
 
 
+# ---- Blocks kept whole (Note [Blocks kept whole]) -------------------------------------
+
+def test_a_freed_small_block_comes_back_whole_for_its_size():
+    alloc = Fake(GiB)
+    a = alloc.malloc(1000)
+    alloc.free(a)
+    assert alloc.malloc(1000) == a
+    assert alloc.block_size(a) == 1024
+    assert alloc.raw_allocations == 1
+
+
+def test_readings_show_kept_blocks_merged():
+    """Statistics and snapshots read as if the freed block had merged with the free rest
+    of its segment at once."""
+    alloc = Fake(GiB)
+    a = alloc.malloc(512 * KiB)
+    alloc.free(a)
+    s = alloc.stats()
+    assert s["inactive_split.all.current"] == 0
+    assert s["allocated_bytes.all.current"] == 0
+    assert s["active_bytes.all.current"] == 0
+    assert blocks_of(alloc) == {a: (2 * MiB, "free")}
+    b = alloc.malloc(512 * KiB)
+    alloc.free(b)
+    assert blocks_of(alloc) == {a: (2 * MiB, "free")}
+
+
+def test_kept_blocks_never_cost_a_segment():
+    """A request of another size gets the memory of kept blocks, as it would have got
+    their merged block."""
+    alloc = Fake(GiB)
+    blocks = [alloc.malloc(512 * KiB) for _ in range(4)]  # the whole 2 MiB segment
+    alloc.free(blocks[1])
+    alloc.free(blocks[2])
+    assert alloc.malloc(MiB) == blocks[1]  # the two, merged
+    assert alloc.raw_allocations == 1
+
+
+def test_kept_blocks_stay_on_their_stream():
+    alloc = Fake(GiB)
+    a = alloc.malloc(1000, stream=1)
+    alloc.free(a)
+    b = alloc.malloc(1000, stream=2)
+    assert segment_of(alloc, b)["address"] != segment_of(alloc, a)["address"]
+    assert alloc.malloc(1000, stream=1) == a
+
+
+def test_blocks_used_on_other_streams_are_not_kept():
+    alloc = Fake(GiB)
+    a = alloc.malloc(1000, stream=1)
+    alloc.record_stream(a, 2)
+    alloc.free(a)
+    assert alloc.malloc(1000, stream=1) != a  # still waiting for stream 2
+    alloc.complete(2)
+    assert alloc.malloc(1000, stream=1) == a
+
+
+def test_many_kept_blocks_file_the_oldest():
+    alloc = Fake(GiB)
+    blocks = [alloc.malloc(512 * (i + 1)) for i in range(8)]
+    for p in blocks:
+        alloc.free(p)
+    for p, i in zip(blocks, range(8)):
+        assert alloc.malloc(512 * (i + 1)) == p
+    assert alloc.raw_allocations == 1
+    check_invariants(alloc, {p: 512 * (i + 1) for i, p in enumerate(blocks)})
+
+
+def test_filing_the_oldest_kept_block_beside_the_block_being_freed():
+    """The fifth free files the oldest kept block, whose neighbour is the block being
+    freed: the two must not merge while that one is in no free set."""
+    alloc = Fake(GiB)
+    blocks = [alloc.malloc(1000) for _ in range(10)]
+    for i in (1, 3, 5, 7, 0):
+        alloc.free(blocks[i])
+    live = {p: 1000 for i, p in enumerate(blocks) if i in (2, 4, 6, 8, 9)}
+    check_invariants(alloc, live)
+    again = [alloc.malloc(1000) for _ in range(5)]
+    assert sorted(again) == sorted(blocks[i] for i in (0, 1, 3, 5, 7))
+
+
+def test_empty_cache_gives_back_segments_with_kept_blocks():
+    alloc = Fake(GiB)
+    a = alloc.malloc(1000)
+    alloc.free(a)
+    alloc.empty_cache()
+    assert (alloc.raw_frees, alloc.raw_used) == (1, 0)
+
+
+def test_a_full_device_takes_back_kept_blocks():
+    alloc = Fake(20 * MiB)
+    a = alloc.malloc(1000)
+    alloc.free(a)
+    big = alloc.malloc(19 * MiB)  # fits only once the small segment has gone back
+    assert (alloc.raw_frees, alloc.block_size(big)) == (1, 20 * MiB)
+
+
 def test_freed_middle_block_is_reused_by_a_request_that_fits():
     alloc = Fake(GiB)
     a, b, c = (alloc.malloc(256 * KiB) for _ in range(3))
@@ -568,6 +665,44 @@ def test_random_sequences_keep_the_invariants(sequence):
         elif op[0] == "empty_cache":
             alloc.empty_cache()
         check_invariants(alloc, live)
+    for p in list(live):
+        alloc.free(p)
+    alloc.complete_all()
+    alloc.empty_cache()
+    check_invariants(alloc, {})
+    assert alloc.raw_used == 0
+
+
+@settings(max_examples=60)
+@given(ops)
+def test_random_sequences_with_blocks_kept_between_readings(sequence):
+    """The same sequences read only at the end, so freed blocks stay kept whole between
+    operations (Note [Blocks kept whole]): live blocks never overlap, and the readings
+    at the end are those of the merging allocator."""
+    alloc = Fake(256 * MiB)
+    live = {}
+    for op in sequence:
+        if op[0] == "malloc":
+            try:
+                p = alloc.malloc(op[1], stream=op[2])
+            except xrt.OutOfMemoryError:
+                continue
+            assert p not in live
+            live[p] = op[1]
+        elif op[0] == "free" and live:
+            p = sorted(live)[op[1] % len(live)]
+            del live[p]
+            alloc.free(p)
+        elif op[0] == "record" and live:
+            alloc.record_stream(sorted(live)[op[1] % len(live)], op[2] + 10)
+        elif op[0] == "complete":
+            alloc.complete(op[1] + 10)
+        elif op[0] == "empty_cache":
+            alloc.empty_cache()
+        spans = sorted((p, alloc.block_size(p)) for p in live)
+        for (a, n), (b, _) in zip(spans, spans[1:]):
+            assert a + n <= b, "live blocks never overlap"
+    check_invariants(alloc, live)
     for p in list(live):
         alloc.free(p)
     alloc.complete_all()
