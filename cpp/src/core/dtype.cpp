@@ -1,28 +1,11 @@
-// cpp/src/core/dtype.cpp: the dtype table and the promotion table.
+// cpp/src/core/dtype.cpp: the promotion table and dtype lookups (the dtype table itself is
+// in xpuruntime/dtype.h).
 #include "xpuruntime/dtype.h"
 
 namespace xrt {
 namespace {
 
 using K = DTypeKind;
-// DLPack codes: 0 int, 1 uint, 2 float, 4 bfloat, 5 complex, 6 bool.
-constexpr DTypeInfo kTable[kNumDTypes] = {
-    {"bool", 1, K::Bool, 6, 8, "?"},
-    {"int8", 1, K::SignedInt, 0, 8, "b"},
-    {"int16", 2, K::SignedInt, 0, 16, "h"},
-    {"int32", 4, K::SignedInt, 0, 32, "i"},
-    {"int64", 8, K::SignedInt, 0, 64, "q"},
-    {"uint8", 1, K::UnsignedInt, 1, 8, "B"},
-    {"uint16", 2, K::UnsignedInt, 1, 16, "H"},
-    {"uint32", 4, K::UnsignedInt, 1, 32, "I"},
-    {"uint64", 8, K::UnsignedInt, 1, 64, "Q"},
-    {"float16", 2, K::RealFloat, 2, 16, "e"},
-    {"bfloat16", 2, K::RealFloat, 4, 16, ""},
-    {"float32", 4, K::RealFloat, 2, 32, "f"},
-    {"float64", 8, K::RealFloat, 2, 64, "d"},
-    {"complex64", 8, K::ComplexFloat, 5, 64, "Zf"},
-    {"complex128", 16, K::ComplexFloat, 5, 128, "Zd"},
-};
 
 // Note: the standard's promotion lattice, as "rank within kind" rules:
 // - same kind: the wider type (float16 and bfloat16 meet at float32);
@@ -47,18 +30,16 @@ DType complex_of_real(DType real) {
 
 }  // namespace
 
-const DTypeInfo& dtype_info(DType dtype) { return kTable[static_cast<int>(dtype)]; }
-
 std::optional<DType> dtype_from_name(std::string_view name) {
   for (int i = 0; i < kNumDTypes; ++i)
-    if (kTable[i].name == name) return static_cast<DType>(i);
+    if (kDTypeTable[i].name == name) return static_cast<DType>(i);
   return std::nullopt;
 }
 
 std::optional<DType> dtype_from_dlpack(uint8_t code, uint8_t bits, uint16_t lanes) {
   if (lanes != 1) return std::nullopt;
   for (int i = 0; i < kNumDTypes; ++i)
-    if (kTable[i].dlpack_code == code && kTable[i].dlpack_bits == bits)
+    if (kDTypeTable[i].dlpack_code == code && kDTypeTable[i].dlpack_bits == bits)
       return static_cast<DType>(i);
   return std::nullopt;
 }

@@ -136,7 +136,8 @@ unsigned threads_for(int64_t steps, int64_t unroll) {
 
 void ElementwiseKernel::run(const KernelCall& call) {
   const Tensor& out = call.out();
-  if (out.numel() == 0) return;
+  const int64_t n = out.numel();
+  if (n == 0) return;
   const int nargs = 1 + static_cast<int>(spec_.family);
   const Tensor* operands[kMaxArgs] = {&out, nullptr, nullptr, nullptr};
   for (int k = 1; k < nargs; ++k) operands[k] = &call.in(k - 1);
@@ -158,10 +159,12 @@ void ElementwiseKernel::run(const KernelCall& call) {
     }
   }
   Layout layout;
-  int64_t n = out.numel();
-  bool all_dense = out.is_contiguous() && host == 0;
+  // An input of the contiguous output's shape and strides is contiguous too (one that is
+  // contiguous with other strides on size-1 axes takes the collapse below, to the same
+  // layout).
+  bool all_dense = host == 0 && out.is_contiguous();
   for (int k = 1; k < nargs && all_dense; ++k)
-    all_dense = operands[k]->shape() == out.shape() && operands[k]->is_contiguous();
+    all_dense = operands[k]->shape() == out.shape() && operands[k]->strides() == out.strides();
   if (!all_dense) {
     collapse(plan, operands);
     layout = classify(plan);
