@@ -187,6 +187,26 @@ def test_filing_the_oldest_kept_block_beside_the_block_being_freed():
     assert sorted(again) == sorted(blocks[i] for i in (0, 1, 3, 5, 7))
 
 
+@settings(max_examples=100)
+@given(st.data())
+def test_blocks_freed_in_any_order_keep_the_invariants(data):
+    """Blocks of one segment freed in a random order, then taken back: kept blocks meet
+    filed ones and each other as neighbours in every arrangement."""
+    n = data.draw(st.integers(5, 24))
+    size = data.draw(st.sampled_from([512, 1000, 4096]))
+    alloc = Fake(GiB)
+    blocks = [alloc.malloc(size) for _ in range(n)]
+    order = data.draw(st.permutations(range(n)))
+    live = {p: size for p in blocks}
+    for i in order[: n - 2]:
+        alloc.free(blocks[i])
+        del live[blocks[i]]
+    again = [alloc.malloc(size) for _ in range(n - 2)]
+    assert len(set(again)) == n - 2 and not set(again) & set(live)
+    live.update({p: size for p in again})
+    check_invariants(alloc, live)
+
+
 def test_empty_cache_gives_back_segments_with_kept_blocks():
     alloc = Fake(GiB)
     a = alloc.malloc(1000)
@@ -595,6 +615,13 @@ ops = st.lists(st.one_of(
     st.tuples(st.just("record"), st.integers(0, 1000), st.integers(0, 2)),
     st.tuples(st.just("complete"), st.integers(0, 2)),
     st.tuples(st.just("empty_cache"),)), max_size=60)
+# Many small blocks of a few sizes, freed often: what the kept blocks see in a loop of
+# tiny ops (Note [Blocks kept whole]).
+small_ops = st.lists(st.one_of(
+    st.tuples(st.just("malloc"), st.sampled_from([1, 512, 1000, 2048, 4096]), st.integers(0, 1)),
+    st.tuples(st.just("free"), st.integers(0, 1000)),
+    st.tuples(st.just("record"), st.integers(0, 1000), st.integers(0, 2)),
+    st.tuples(st.just("complete"), st.integers(0, 2))), min_size=8, max_size=120)
 
 
 def check_invariants(alloc, live):
@@ -641,10 +668,9 @@ def check_invariants(alloc, live):
                 s[f"{key}.all.current"])
 
 
-@settings(max_examples=60)
-@given(ops)
-def test_random_sequences_keep_the_invariants(sequence):
-    alloc = Fake(256 * MiB)
+def run_sequence(alloc, sequence, after_each):
+    """Applies hypothesis's operations to alloc, calling after_each(live) after each;
+    then frees everything and checks that the device memory went back."""
     live = {}  # address -> requested bytes
     for op in sequence:
         if op[0] == "malloc":
@@ -664,7 +690,8 @@ def test_random_sequences_keep_the_invariants(sequence):
             alloc.complete(op[1] + 10)
         elif op[0] == "empty_cache":
             alloc.empty_cache()
-        check_invariants(alloc, live)
+        after_each(live)
+    check_invariants(alloc, live)
     for p in list(live):
         alloc.free(p)
     alloc.complete_all()
@@ -675,40 +702,25 @@ def test_random_sequences_keep_the_invariants(sequence):
 
 @settings(max_examples=60)
 @given(ops)
+def test_random_sequences_keep_the_invariants(sequence):
+    alloc = Fake(256 * MiB)
+    run_sequence(alloc, sequence, lambda live: check_invariants(alloc, live))
+
+
+@settings(max_examples=200)
+@given(st.one_of(ops, small_ops))
 def test_random_sequences_with_blocks_kept_between_readings(sequence):
     """The same sequences read only at the end, so freed blocks stay kept whole between
     operations (Note [Blocks kept whole]): live blocks never overlap, and the readings
     at the end are those of the merging allocator."""
     alloc = Fake(256 * MiB)
-    live = {}
-    for op in sequence:
-        if op[0] == "malloc":
-            try:
-                p = alloc.malloc(op[1], stream=op[2])
-            except xrt.OutOfMemoryError:
-                continue
-            assert p not in live
-            live[p] = op[1]
-        elif op[0] == "free" and live:
-            p = sorted(live)[op[1] % len(live)]
-            del live[p]
-            alloc.free(p)
-        elif op[0] == "record" and live:
-            alloc.record_stream(sorted(live)[op[1] % len(live)], op[2] + 10)
-        elif op[0] == "complete":
-            alloc.complete(op[1] + 10)
-        elif op[0] == "empty_cache":
-            alloc.empty_cache()
+
+    def no_overlap(live):
         spans = sorted((p, alloc.block_size(p)) for p in live)
         for (a, n), (b, _) in zip(spans, spans[1:]):
             assert a + n <= b, "live blocks never overlap"
-    check_invariants(alloc, live)
-    for p in list(live):
-        alloc.free(p)
-    alloc.complete_all()
-    alloc.empty_cache()
-    check_invariants(alloc, {})
-    assert alloc.raw_used == 0
+
+    run_sequence(alloc, sequence, no_overlap)
 
 
 # ---- The Python API without a GPU ----------------------------------------------------
