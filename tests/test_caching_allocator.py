@@ -106,7 +106,7 @@ def test_split_then_merge_back_into_one_block():
     assert s["inactive_split.all.current"] == 0
 
 
-# ---- Blocks kept whole (Note [Blocks kept whole]) -------------------------------------
+# ---- Reuse of freed small blocks --------------------------------------------------------
 
 def test_a_freed_small_block_comes_back_whole_for_its_size():
     alloc = Fake(GiB)
@@ -117,9 +117,9 @@ def test_a_freed_small_block_comes_back_whole_for_its_size():
     assert alloc.raw_allocations == 1
 
 
-def test_readings_show_kept_blocks_merged():
-    """Statistics and snapshots read as if the freed block had merged with the free rest
-    of its segment at once."""
+def test_readings_show_freed_blocks_merged():
+    """Statistics and snapshots show a freed block merged with the free rest of its
+    segment."""
     alloc = Fake(GiB)
     a = alloc.malloc(512 * KiB)
     alloc.free(a)
@@ -133,9 +133,9 @@ def test_readings_show_kept_blocks_merged():
     assert blocks_of(alloc) == {a: (2 * MiB, "free")}
 
 
-def test_kept_blocks_never_cost_a_segment():
-    """A request of another size gets the memory of kept blocks, as it would have got
-    their merged block."""
+def test_freed_neighbours_serve_a_larger_request():
+    """A request of another size gets the memory of freed neighbours, merged: no new
+    segment."""
     alloc = Fake(GiB)
     blocks = [alloc.malloc(512 * KiB) for _ in range(4)]  # the whole 2 MiB segment
     alloc.free(blocks[1])
@@ -144,7 +144,7 @@ def test_kept_blocks_never_cost_a_segment():
     assert alloc.raw_allocations == 1
 
 
-def test_kept_blocks_stay_on_their_stream():
+def test_freed_blocks_stay_on_their_stream():
     alloc = Fake(GiB)
     a = alloc.malloc(1000, stream=1)
     alloc.free(a)
@@ -153,7 +153,7 @@ def test_kept_blocks_stay_on_their_stream():
     assert alloc.malloc(1000, stream=1) == a
 
 
-def test_blocks_used_on_other_streams_are_not_kept():
+def test_blocks_used_on_other_streams_wait_for_them():
     alloc = Fake(GiB)
     a = alloc.malloc(1000, stream=1)
     alloc.record_stream(a, 2)
@@ -163,7 +163,7 @@ def test_blocks_used_on_other_streams_are_not_kept():
     assert alloc.malloc(1000, stream=1) == a
 
 
-def test_many_kept_blocks_file_the_oldest():
+def test_many_freed_blocks_come_back_by_size():
     alloc = Fake(GiB)
     blocks = [alloc.malloc(512 * (i + 1)) for i in range(8)]
     for p in blocks:
@@ -174,9 +174,9 @@ def test_many_kept_blocks_file_the_oldest():
     check_invariants(alloc, {p: 512 * (i + 1) for i, p in enumerate(blocks)})
 
 
-def test_filing_the_oldest_kept_block_beside_the_block_being_freed():
-    """The fifth free files the oldest kept block, whose neighbour is the block being
-    freed: the two must not merge while that one is in no free set."""
+def test_alternate_frees_then_a_neighbour():
+    """Every other block freed, then a neighbour of the first: merges in every order
+    keep the invariants."""
     alloc = Fake(GiB)
     blocks = [alloc.malloc(1000) for _ in range(10)]
     for i in (1, 3, 5, 7, 0):
@@ -190,8 +190,8 @@ def test_filing_the_oldest_kept_block_beside_the_block_being_freed():
 @settings(max_examples=100)
 @given(st.data())
 def test_blocks_freed_in_any_order_keep_the_invariants(data):
-    """Blocks of one segment freed in a random order, then taken back: kept blocks meet
-    filed ones and each other as neighbours in every arrangement."""
+    """Blocks of one segment freed in a random order, then taken back: freed blocks meet
+    each other as neighbours in every arrangement."""
     n = data.draw(st.integers(5, 24))
     size = data.draw(st.sampled_from([512, 1000, 4096]))
     alloc = Fake(GiB)
@@ -207,7 +207,7 @@ def test_blocks_freed_in_any_order_keep_the_invariants(data):
     check_invariants(alloc, live)
 
 
-def test_empty_cache_gives_back_segments_with_kept_blocks():
+def test_empty_cache_gives_back_a_freed_small_segment():
     alloc = Fake(GiB)
     a = alloc.malloc(1000)
     alloc.free(a)
@@ -215,7 +215,7 @@ def test_empty_cache_gives_back_segments_with_kept_blocks():
     assert (alloc.raw_frees, alloc.raw_used) == (1, 0)
 
 
-def test_a_full_device_takes_back_kept_blocks():
+def test_a_full_device_takes_back_freed_small_segments():
     alloc = Fake(20 * MiB)
     a = alloc.malloc(1000)
     alloc.free(a)
@@ -615,8 +615,7 @@ ops = st.lists(st.one_of(
     st.tuples(st.just("record"), st.integers(0, 1000), st.integers(0, 2)),
     st.tuples(st.just("complete"), st.integers(0, 2)),
     st.tuples(st.just("empty_cache"),)), max_size=60)
-# Many small blocks of a few sizes, freed often: what the kept blocks see in a loop of
-# tiny ops (Note [Blocks kept whole]).
+# Many small blocks of a few sizes, freed often: what a loop of tiny ops does.
 small_ops = st.lists(st.one_of(
     st.tuples(st.just("malloc"), st.sampled_from([1, 512, 1000, 2048, 4096]), st.integers(0, 1)),
     st.tuples(st.just("free"), st.integers(0, 1000)),
@@ -709,10 +708,10 @@ def test_random_sequences_keep_the_invariants(sequence):
 
 @settings(max_examples=200)
 @given(st.one_of(ops, small_ops))
-def test_random_sequences_with_blocks_kept_between_readings(sequence):
-    """The same sequences read only at the end, so freed blocks stay kept whole between
-    operations (Note [Blocks kept whole]): live blocks never overlap, and the readings
-    at the end are those of the merging allocator."""
+def test_random_sequences_read_only_at_the_end(sequence):
+    """The same sequences (and small-block ones) read only at the end, so no reading
+    comes between operations: live blocks never overlap, and the readings at the end
+    balance."""
     alloc = Fake(256 * MiB)
 
     def no_overlap(live):
@@ -785,7 +784,7 @@ def test_cuda_reuses_a_freed_block():
 @pytest.mark.cuda
 def test_cuda_tiny_ops_from_many_threads_keep_their_values():
     """Threads running loops of tiny ops at once, some on their own streams, some on the
-    shared one, free and take back small blocks of one pool (Note [Blocks kept whole]): a
+    shared one, free and take back small blocks of one pool: a
     block never serves two live tensors, and the readings balance at the end."""
     import contextlib
     import threading
@@ -804,7 +803,7 @@ def test_cuda_tiny_ops_from_many_threads_keep_their_values():
                 for i in range(400):
                     c = c + one
                     if i % 97 == 0:
-                        xrt.cuda.memory_stats(0)  # files the kept blocks mid-run
+                        xrt.cuda.memory_stats(0)  # a reading mid-run
                 got = np.asarray(c.to_device("cpu"))
             if not (got == 400).all():
                 errors.append((k, got[:4]))

@@ -57,8 +57,6 @@ struct SegmentInfo {
 ///   pool, never to other work, until the pool is released.
 /// - One mutex; bookkeeping nodes (blocks and free-set nodes) are recycled, so a cached
 ///   allocation and its free touch no heap.
-/// - A few freed small blocks wait unmerged for a request of their exact size on their
-///   stream (Note [Blocks kept whole]); nothing outside the allocator sees the difference.
 /// - The algorithm keeps no statistics and no limit of its own. It reports every change to
 ///   its MemoryStatistics and to an optional MemoryObserver (Note [Memory observers]); the
 ///   limit is a LimitedMemory under it (Note [Memory limit]). The layers of a device:

@@ -24,14 +24,12 @@ struct CachedBlock {
   CachedBlock* prev = nullptr;   // neighbours in the segment, in address order
   CachedBlock* next = nullptr;
   bool allocated = false;
-  bool kept = false;             // freed, waiting whole for its size (Note [Blocks kept whole])
   int pending_events = 0;        // events to wait for before it is free
   std::vector<Stream> stream_uses;  // other streams it was used on (capacity recycled)
 
   bool is_split() const { return prev || next; }
-  // Free means in its pool's free set; a free block's neighbours are never free. A kept
-  // block is not free in this sense: nothing merges with it until it is filed.
-  bool is_free() const { return !allocated && pending_events == 0 && !kept; }
+  // Free means in its pool's free set; a free block's neighbours are never free.
+  bool is_free() const { return !allocated && pending_events == 0; }
 };
 
 namespace caching {

@@ -36,7 +36,6 @@ CachedBlock* CachingAllocator::State::new_block() {
 void CachingAllocator::State::recycle(CachedBlock* b) {
   b->prev = b->next = nullptr;
   b->allocated = false;
-  b->kept = false;
   b->pending_events = 0;
   b->stream_uses.clear();
   spare_blocks.push_back(b);
@@ -148,14 +147,9 @@ void CachingAllocator::State::free_unsplit(Pool& pool) {
 // The block is no longer allocated nor awaited: merge with free neighbours and file it (or
 // give its segment back, for a released private pool).
 void CachingAllocator::State::release_block(CachedBlock* b) {
-  report([&](auto& o) { o.block_released(event_of(b)); });
-  file_free(b);
-}
-
-// A released block (the observers told) merges with its free neighbours and is filed.
-void CachingAllocator::State::file_free(CachedBlock* b) {
   Pool& pool = *b->pool;
   FreeSet& set = pool.blocks;
+  report([&](auto& o) { o.block_released(event_of(b)); });
   // Free neighbours merge into b; the merged block takes one of their nodes in the free
   // set (Note [Refiling a free block]). Both are found before any size changes, since the
   // set orders by size.
@@ -195,62 +189,8 @@ void CachingAllocator::State::file_free(CachedBlock* b) {
   if (b->is_split()) statistics.split_block_cached(event_of(b));
 }
 
-// Note [Blocks kept whole]: a loop of tiny ops frees a small block and asks for one of the
-// same size on the same stream right after (c = a + b frees the previous c). Merging the
-// freed block with its free neighbour and splitting it off again cost about 340 of the
-// 3,400 instructions of a CUDA `a + b` (callgrind, the allocator's share of the op). So the
-// shared small pool keeps the last few freed blocks whole, out of the free set, and a
-// request of exactly a kept block's size on its stream takes it back as it is.
-// - Only blocks with nothing to wait for (no other stream used them) of the shared small
-//   pool; a private pool's blocks stay with their graph as before.
-// - The observers hear of the free at once (block_freed, block_released), as before; the
-//   split counts (inactive_split) are the filing's, done when the block is filed.
-// - Filed (merged as before) when: another is kept and there are already kKept; a small
-//   request finds none of its size (before the free set is searched, so no request sees a
-//   smaller cache than before); the cache is emptied or the device is full; and before
-//   anything reads the statistics or the segments (stats, snapshot, peak reset). So every
-//   reading is what the merging allocator would show, and memory is never held back from
-//   a request of another size.
-void CachingAllocator::State::keep(CachedBlock* b) {
-  report([&](auto& o) { o.block_released(event_of(b)); });
-  // Kept first: filing the oldest must not take b for a free neighbour (b is in no set).
-  b->kept = true;
-  if (kept_count == kKept) {
-    CachedBlock* oldest = kept[0];
-    for (int i = 1; i < kKept; ++i) kept[i - 1] = kept[i];
-    --kept_count;
-    oldest->kept = false;
-    file_free(oldest);
-  }
-  kept[kept_count++] = b;
-}
-
-// The kept block of exactly size on stream (the newest first), out of the cache; nullptr
-// when there is none.
-CachedBlock* CachingAllocator::State::take_kept(size_t size, StreamId stream) {
-  for (int i = kept_count - 1; i >= 0; --i) {
-    CachedBlock* b = kept[i];
-    if (b->size != size || b->stream != stream) continue;
-    for (int j = i + 1; j < kept_count; ++j) kept[j - 1] = kept[j];
-    --kept_count;
-    b->kept = false;
-    return b;
-  }
-  return nullptr;
-}
-
-void CachingAllocator::State::file_kept() {
-  int n = kept_count;
-  kept_count = 0;
-  for (int i = 0; i < n; ++i) {
-    kept[i]->kept = false;
-    file_free(kept[i]);
-  }
-}
-
 // Everything the cache holds that nothing uses goes back to the device.
 void CachingAllocator::State::release_cached() {
-  file_kept();
   if (!capturing()) {
     wait_for_events();
     raw.synchronize();
@@ -337,7 +277,6 @@ CachingAllocator::~CachingAllocator() {
     for (auto [event, block] : s.pending) s.raw.destroy_event(event);
     for (RawMemory::Event e : s.spare_events) s.raw.destroy_event(e);
     s.pending.clear();
-    s.file_kept();
     s.free_unsplit(s.small);
     s.free_unsplit(s.large);
     for (auto& [id, p] : s.private_pools) {
@@ -375,15 +314,6 @@ CachedBlock* CachingAllocator::allocate(size_t nbytes, const Stream& on) {
   if (!s.pending.empty() && !s.capturing()) s.process_events();
   size_t size = round_size(nbytes);
   Pool& pool = s.pool_for(size, stream);
-  if (s.kept_count && &pool == &s.small) {  // Note [Blocks kept whole]
-    if (CachedBlock* k = s.take_kept(size, stream)) {
-      k->allocated = true;
-      k->requested = nbytes;
-      s.report([&](auto& o) { o.block_allocated(event_of(k, nbytes)); });
-      return k;
-    }
-    s.file_kept();
-  }
   CachedBlock* b = nullptr;
   FreeSet::iterator node = s.best_fit(pool, stream, size);
   if (node != pool.blocks.end()) {
@@ -444,7 +374,6 @@ void CachingAllocator::free(CachedBlock* b) {
     }
     return;
   }
-  if (b->pool == &s.small) return s.keep(b);  // Note [Blocks kept whole]
   s.release_block(b);
 }
 
@@ -484,7 +413,6 @@ void CachingAllocator::empty_cache() {
 
 MemoryStats CachingAllocator::stats() const {
   std::lock_guard lock(state_->mutex);
-  state_->file_kept();  // Note [Blocks kept whole]: readings as if merged
   MemoryStats s = state_->statistics.stats();
   s.limit = int64_t(state_->raw.limit());
   return s;
@@ -492,7 +420,6 @@ MemoryStats CachingAllocator::stats() const {
 
 void CachingAllocator::reset_peak_stats() {
   std::lock_guard lock(state_->mutex);
-  state_->file_kept();
   state_->statistics.reset_peak();
 }
 
@@ -508,7 +435,6 @@ void CachingAllocator::set_observer(MemoryObserver* observer) {
 
 std::vector<SegmentInfo> CachingAllocator::snapshot() const {
   std::lock_guard lock(state_->mutex);
-  state_->file_kept();
   std::vector<SegmentInfo> out;
   for (auto [address, head] : state_->segments) {
     SegmentInfo seg{address, 0, head->stream, head->pool->small,

@@ -37,10 +37,6 @@ struct CachingAllocator::State {
   std::vector<RawMemory::Event> spare_events;
   MemoryStatistics statistics;
   MemoryObserver* observer = nullptr;  // the profiler's hook
-  // Freed blocks of the shared small pool kept whole, oldest first (Note [Blocks kept whole]).
-  static constexpr int kKept = 4;
-  CachedBlock* kept[kKept] = {};
-  int kept_count = 0;
 
   // Tells the statistics, then the observer if any: report([&](auto& o) { o.hook(...); }).
   // Note: the statistics get a direct call (MemoryStatistics is final), so the counting
@@ -65,10 +61,6 @@ struct CachingAllocator::State {
   void free_segment(CachedBlock* b);
   void free_unsplit(caching::Pool& pool);
   void release_block(CachedBlock* b);
-  void file_free(CachedBlock* b);
-  void keep(CachedBlock* b);
-  CachedBlock* take_kept(size_t size, StreamId stream);
-  void file_kept();
   void release_cached();
   std::string oom_message(size_t nbytes) const;
 
