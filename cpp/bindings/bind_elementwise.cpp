@@ -2,6 +2,7 @@
 // generated from the tables of xpuruntime/elementwise.h.
 #include <nanobind/stl/string.h>
 
+#include <deque>
 #include <new>
 #include <string>
 
@@ -230,24 +231,106 @@ void install_operator_slots(PyTypeObject* type) {
   PyType_Modified(type);
 }
 
+// ---- Note [Elementwise function entries] ------------------------------------------------
+// xrt.add(a, b) did the work of `a + b`, plus nanobind's function dispatch (about 120
+// instructions) and its cast of the result (about 190: a lookup and registration in its
+// instance table), where the operator slot makes the result with tensor_result: 450
+// instructions more a call on CUDA (callgrind, tools/cuda_host_instructions.sh). Array API
+// code calls functions (xp.exp, xp.multiply) as often as operators, so each elementwise
+// function is a plain METH_FASTCALL function whose `self` is its op's number, reading its
+// arguments itself (positionally or by name, as before) and making its result as the slots do.
+
+// args[0..count) from a vectorcall's positional and keyword arguments, by params' names;
+// TypeError as Python words it for a missing, repeated, extra or unknown argument.
+void parse_arguments(const char* function, const char* const* params, int count,
+                     PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames,
+                     PyObject** out) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  if (n > count)
+    throw TypeError(std::string(function) + "() takes " + std::to_string(count) +
+                    " positional argument" + (count == 1 ? "" : "s") + " but " +
+                    std::to_string(n) + " were given");
+  for (int i = 0; i < count; ++i) out[i] = i < n ? args[i] : nullptr;
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject* name = PyTuple_GET_ITEM(kwnames, k);
+    int at = -1;
+    for (int i = 0; i < count && at < 0; ++i)
+      if (PyUnicode_CompareWithASCIIString(name, params[i]) == 0) at = i;
+    if (at < 0)
+      throw TypeError(std::string(function) + "() got an unexpected keyword argument '" +
+                      nb::str(name).c_str() + "'");
+    if (out[at])
+      throw TypeError(std::string(function) + "() got multiple values for argument '" +
+                      params[at] + "'");
+    out[at] = args[n + k];
+  }
+  for (int i = 0; i < count; ++i)
+    if (!out[i])
+      throw TypeError(std::string(function) + "() missing required argument '" + params[i] +
+                      "'");
+}
+
+PyObject* unary_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargsf,
+                      PyObject* kwnames) {
+  static const char* const params[] = {"x"};
+  auto op = static_cast<UnaryOp>(PyLong_AsLong(self));
+  try {
+    PyObject* x;
+    if (!kwnames && PyVectorcall_NARGS(nargsf) == 1)  // the common call
+      x = args[0];
+    else
+      parse_arguments(unary_info(op).name, params, 1, args, nargsf, kwnames, &x);
+    if (!is_tensor(x))
+      throw TypeError(std::string(unary_info(op).name) + ": x must be an array, got " +
+                      py_type_name(x));
+    return tensor_result(unary(op, as_tensor(x)));
+  } catch (...) {
+    return raise_current();
+  }
+}
+
+PyObject* binary_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargsf,
+                       PyObject* kwnames) {
+  static const char* const params[] = {"x1", "x2"};
+  auto op = static_cast<BinaryOp>(PyLong_AsLong(self));
+  try {
+    PyObject* x[2];
+    if (!kwnames && PyVectorcall_NARGS(nargsf) == 2) {  // the common call
+      x[0] = args[0];
+      x[1] = args[1];
+    } else {
+      parse_arguments(binary_info(op).name, params, 2, args, nargsf, kwnames, x);
+    }
+    return tensor_result(binary_args(op, x[0], x[1]));
+  } catch (...) {
+    return raise_current();
+  }
+}
+
+// One function per op, named for it, with the op's number for self; the definitions and
+// their docstrings (the text signature inspect reads) live as long as the process.
+void add_entry(nb::module_& m, const char* name, int op, const char* params,
+               PyObject* (*entry)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*)) {
+  static std::deque<PyMethodDef> defs;
+  static std::deque<std::string> docs;
+  docs.push_back(std::string(name) + params + "\n--\n\n");
+  defs.push_back({name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(entry)),
+                  METH_FASTCALL | METH_KEYWORDS, docs.back().c_str()});
+  nb::object number = nb::steal(PyLong_FromLong(op));
+  nb::object function = nb::steal(PyCFunction_NewEx(&defs.back(), number.ptr(),
+                                                    m.attr("__name__").ptr()));
+  if (!function.is_valid()) throw nb::python_error();
+  m.attr(name) = function;
+}
+
 }  // namespace
 
 void bind_elementwise(nb::module_& m) {
-  for (int i = 0; i < num_unary_ops(); ++i) {
-    UnaryOp op = static_cast<UnaryOp>(i);
-    m.def(unary_info(op).name, [op](nb::handle x) {
-      if (!is_tensor(x))
-        throw TypeError(std::string(unary_info(op).name) + ": x must be an array, got " +
-                        py_type_name(x));
-      return unary(op, as_tensor(x));
-    }, nb::arg("x"));
-  }
-  for (int i = 0; i < num_binary_ops(); ++i) {
-    BinaryOp op = static_cast<BinaryOp>(i);
-    m.def(binary_info(op).name, [op](nb::handle x1, nb::handle x2) {
-      return binary_args(op, x1, x2);
-    }, nb::arg("x1"), nb::arg("x2"));
-  }
+  for (int i = 0; i < num_unary_ops(); ++i)
+    add_entry(m, unary_info(static_cast<UnaryOp>(i)).name, i, "(x)", unary_entry);
+  for (int i = 0; i < num_binary_ops(); ++i)
+    add_entry(m, binary_info(static_cast<BinaryOp>(i)).name, i, "(x1, x2)", binary_entry);
 
   // where(condition) alone is NumPy's, CuPy's and PyTorch's nonzero(condition), and code
   // written for them calls it so (scikit-learn's roc_curve does); the standard has only

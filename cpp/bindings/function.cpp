@@ -17,6 +17,9 @@
 namespace xrt::py {
 namespace {
 
+// PyCFunctionFastWithKeywords (its public name since Python 3.13).
+using FastCall = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t, PyObject*);
+
 struct FunctionObject {
   PyObject_HEAD
   vectorcallfunc vectorcall;
@@ -28,6 +31,11 @@ struct FunctionObject {
   PyObject* signature;  // the inspect.Signature, made on first use
   PyObject* positional_only;  // tuple of the names that must not be passed by keyword
   PyObject* doc;        // __doc__ when assigned (help() shows it), else the target's
+  // A target that is a C function taking a vectorcall's arguments (METH_FASTCALL |
+  // METH_KEYWORDS: the elementwise functions, from_dlpack) is called directly, without
+  // CPython's call machinery between (about 50 instructions a call).
+  FastCall fast;
+  PyObject* fast_self;  // its self, borrowed: target holds it
 };
 
 // Set by _core._set_signature_parser: text -> inspect.Signature.
@@ -51,6 +59,7 @@ PyObject* function_vectorcall(PyObject* self, PyObject* const* args, size_t narg
       }
     }
   }
+  if (f->fast) return f->fast(f->fast_self, args, PyVectorcall_NARGS(nargsf), kwnames);
   return PyObject_Vectorcall(f->target, args, nargsf, kwnames);
 }
 
@@ -153,6 +162,15 @@ void bind_function(nb::module_& m) {
     f->signature = nullptr;
     f->positional_only = Py_NewRef(positional_only.ptr());
     f->doc = nullptr;
+    f->fast = nullptr;
+    f->fast_self = nullptr;
+    constexpr int kFast = METH_FASTCALL | METH_KEYWORDS;
+    if (PyCFunction_Check(target.ptr()) &&
+        (PyCFunction_GET_FLAGS(target.ptr()) & (kFast | METH_METHOD)) == kFast) {
+      f->fast = reinterpret_cast<FastCall>(
+          reinterpret_cast<void (*)()>(PyCFunction_GET_FUNCTION(target.ptr())));
+      f->fast_self = PyCFunction_GET_SELF(target.ptr());
+    }
     return nb::steal(reinterpret_cast<PyObject*>(f));
   }, "Wraps a callable as a Function with the given name and signature text.");
   m.def("_set_signature_parser", [](nb::handle parser) {
