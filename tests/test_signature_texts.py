@@ -73,3 +73,32 @@ def test_from_dlpack_keeps_its_text():
         xrt.from_dlpack(x=a)
     with pytest.raises(TypeError):
         xrt.from_dlpack(a, None)
+
+
+def test_elementwise_entries_read_their_arguments():
+    """The elementwise functions are plain C entries (Note [Elementwise function entries]):
+    positional and keyword calls of the entry itself, the Array API function over it (the
+    positional-only check), and Python's TypeErrors for wrong calls."""
+    import numpy as np
+    from xpuruntime import _core
+
+    a, b = xrt.asarray([1.0, 2.0]), xrt.asarray([3.0, 5.0])
+    assert np.asarray(xrt.add(a, b)).tolist() == [4.0, 7.0]
+    assert np.asarray(xrt.add(a, 1)).tolist() == [2.0, 3.0]
+    assert np.asarray(_core.add(x1=a, x2=b)).tolist() == [4.0, 7.0]
+    assert np.asarray(_core.subtract(a, x2=b)).tolist() == [-2.0, -3.0]
+    assert np.asarray(_core.negative(x=a)).tolist() == [-1.0, -2.0]
+    assert str(inspect.signature(_core.add)) == "(x1, x2)"
+    assert str(inspect.signature(xrt.add)) == "(x1, x2, /)"
+    for call, message in [
+            (lambda: _core.add(a), "missing required argument 'x2'"),
+            (lambda: _core.add(a, b, b), "takes 2 positional arguments but 3 were given"),
+            (lambda: _core.add(a, x1=b), "multiple values for argument 'x1'"),
+            (lambda: _core.add(a, y=b), "unexpected keyword argument 'y'"),
+            (lambda: _core.exp(), "missing required argument 'x'"),
+            (lambda: _core.exp(a, a), "takes 1 positional argument but 2 were given"),
+            (lambda: xrt.add(x1=a, x2=b), "positional-only"),
+            (lambda: xrt.exp([1.0]), "x must be an array"),
+            (lambda: xrt.add("s", a), "expected arrays")]:
+        with pytest.raises(TypeError, match=message):
+            call()
