@@ -4,7 +4,11 @@
  * nothing, graphs are refused, every other call succeeds. Kernels never run, so results are
  * meaningless: it measures our code around the driver, never the driver or the GPU.
  * Built as libcuda.so, not libcuda.so.1: NVRTC opens libcuda.so.1 itself when it finds one,
- * and crashes on this one. */
+ * and crashes on this one.
+ * With FAKE_CUDA_EVICT set, each launch runs 48 KB of straight-line code first, as the real
+ * driver's launch does (Note [Where the host time of a tiny op goes]): it evicts our code
+ * from a 32 KB L1 instruction cache, so callgrind's cache simulation counts the lines of our
+ * path that a real op fetches again (cuda_host_instructions.sh's CACHE=1). */
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
@@ -107,7 +111,19 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr* p, size_t* b, void* m, const char* n)
 CUresult cuFuncSetAttribute(void* f, int a, int v) { return 0; }
 CUresult cuFuncGetAttribute(int* v, int a, void* f) { *v = a == 0 ? 1024 : 32; return 0; }
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* b, void* f, int bs, size_t d) { *b = 8; return 0; }
+static void evict_our_code(void) {
+  static int evict = -1;
+  if (evict < 0) evict = getenv("FAKE_CUDA_EVICT") != NULL;
+  /* 6,144 eight-byte nops: 48 KB of code, 6,144 instructions. */
+  if (evict) __asm__ volatile(".rept 6144\n.byte 0x0f,0x1f,0x84,0,0,0,0,0\n.endr");
+}
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned sh, void* s, void** p, void** e) { return 0; }
+                        unsigned bz, unsigned sh, void* s, void** p, void** e) {
+  evict_our_code();
+  return 0;
+}
 typedef struct { unsigned g[3], b[3], sh; void* s; void* attrs; unsigned n; } Cfg;
-CUresult cuLaunchKernelEx(const Cfg* c, void* f, void** p, void** e) { return 0; }
+CUresult cuLaunchKernelEx(const Cfg* c, void* f, void** p, void** e) {
+  evict_our_code();
+  return 0;
+}
