@@ -722,6 +722,20 @@ def test_random_sequences_read_only_at_the_end(sequence):
     run_sequence(alloc, sequence, no_overlap)
 
 
+@pytest.mark.parametrize("one_stream", [False, True])
+def test_threads_allocating_at_once_never_share_a_block(one_stream):
+    """Eight C++ threads allocate and free at once (on their own streams, or all on one, so
+    that blocks pass between threads): the allocator's mutex keeps every block to one
+    owner, and the readings balance at the end."""
+    alloc = Fake(2 * GiB)
+    clashes, calls = alloc.hammer(8, 20000, one_stream)
+    assert calls == 8 * 20000
+    assert clashes == 0
+    check_invariants(alloc, {})
+    alloc.empty_cache()
+    assert alloc.raw_used == 0
+
+
 # ---- The Python API without a GPU ----------------------------------------------------
 
 def test_the_test_module_leaves_the_products_errors_alone():

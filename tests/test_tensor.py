@@ -235,3 +235,41 @@ def test_tensor_objects_are_reused_only_once_dead():
     for i, r in enumerate(refilled):
         assert np.asarray(r).tolist() == [1.0 * i, 2.0 * i, 3.0 * i]
     assert not {id(r) for r in results} & {id(r) for r in refilled}
+
+
+def test_tensors_made_and_freed_on_other_threads_keep_their_values():
+    """A tensor's storage header comes from its thread's short list of freed ones and goes
+    back to the list of the thread that frees it (Note [Pooled storage headers]): tensors
+    made on threads, freed on others, on ended threads' behalf and after those threads
+    ended, keep their values and free cleanly."""
+    import threading
+
+    made = [[] for _ in range(6)]
+
+    def make(k):
+        for i in range(300):
+            made[k].append(xrt.full((3,), float(k * 1000 + i)))
+        del made[k][::3]  # some die on the thread that made them
+
+    def check_and_free(k):
+        for t in made[k]:
+            assert float(t[0]) == float(t[2])
+        made[k].clear()
+
+    threads = [threading.Thread(target=make, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Freed by other threads than their makers, and by this one, after the makers ended.
+    freers = [threading.Thread(target=check_and_free, args=(k,)) for k in range(3)]
+    for t in freers:
+        t.start()
+    for t in freers:
+        t.join()
+    for k in range(3, 6):
+        assert [float(t[1]) for t in made[k]] == [
+            float(k * 1000 + i) for i in range(300) if i % 3]
+        check_and_free(k)
+    # The lists of ended threads went back to the heap; this thread's still serves.
+    assert float(xrt.sum(xrt.ones(4))) == 4.0

@@ -1,7 +1,12 @@
 // tests/native/fake_memory.cpp: the test double of a device for the caching allocator.
 #include "fake_memory.h"
 
+#include <atomic>
+#include <random>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "xpuruntime/errors.h"
 
@@ -88,6 +93,64 @@ void FakeAllocator::free(uintptr_t address) {
 
 void FakeAllocator::record_stream(uintptr_t address, StreamId stream) {
   allocator_.record_stream(block(address), fake_stream(stream));
+}
+
+std::pair<int64_t, int64_t> FakeAllocator::hammer(int threads, int iterations,
+                                                  bool one_stream) {
+  constexpr size_t kGranule = 512;
+  const uintptr_t base = uintptr_t{1} << 40;  // FakeMemory's first address
+  const size_t granules = memory_.capacity() / kGranule + 1;
+  std::vector<std::atomic<int>> owner(granules);
+  std::atomic<int64_t> clashes{0}, calls{0};
+  // Moves every granule of b from owner `from` to owner `to`, counting those that were not
+  // `from`'s.
+  auto claim = [&](CachedBlock* b, int from, int to) {
+    auto at = reinterpret_cast<uintptr_t>(CachingAllocator::data(b));
+    size_t n = CachingAllocator::size(b);
+    if (at < base || (at - base + n - 1) / kGranule >= granules) {
+      ++clashes;
+      return;
+    }
+    for (size_t g = (at - base) / kGranule; g <= (at - base + n - 1) / kGranule; ++g) {
+      int expected = from;
+      if (!owner[g].compare_exchange_strong(expected, to)) ++clashes;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      const int me = t + 1;
+      try {
+        std::mt19937 rng(static_cast<unsigned>(me));
+        Stream stream = fake_stream(one_stream ? 0 : static_cast<StreamId>(me));
+        std::vector<CachedBlock*> live;
+        for (int i = 0; i < iterations; ++i) {
+          if (live.size() < 16 && (live.empty() || rng() % 2)) {
+            size_t n = rng() % 16 == 0 ? (size_t{1} << 20) + rng() % (size_t{1} << 20)
+                                       : 1 + rng() % 8192;
+            CachedBlock* b = allocator_.allocate(n, stream);
+            claim(b, 0, me);
+            live.push_back(b);
+          } else {
+            size_t k = rng() % live.size();
+            claim(live[k], me, 0);
+            allocator_.free(live[k]);
+            live[k] = live.back();
+            live.pop_back();
+          }
+          ++calls;
+        }
+        for (CachedBlock* b : live) {
+          claim(b, me, 0);
+          allocator_.free(b);
+        }
+      } catch (...) {
+        ++clashes;
+      }
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  return {clashes.load(), calls.load()};
 }
 
 size_t FakeAllocator::block_size(uintptr_t address) const {

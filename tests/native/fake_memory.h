@@ -102,6 +102,13 @@ class FakeAllocator {
   void record_stream(uintptr_t address, StreamId stream);
   /// Size of the block handed out at address.
   size_t block_size(uintptr_t address) const;
+  /// threads C++ threads allocate and free at once, iterations times each (up to 16 live
+  /// blocks a thread, sizes of both pools; each thread on its own stream, or all on stream
+  /// 0), then free what they hold. Every 512-byte granule of a block handed out is claimed
+  /// by its thread and let go before the free: returns (claims that found the granule
+  /// taken, or a block outside the device, or a thread's error; allocations and frees).
+  /// Not mixed with the calls above (their bookkeeping is single-threaded).
+  std::pair<int64_t, int64_t> hammer(int threads, int iterations, bool one_stream);
 
   FakeMemory& memory() { return memory_; }
   LimitedMemory& limited() { return limited_; }

@@ -2,6 +2,7 @@
 // the CMake option XRT_BUILD_TEST_MODULE is ON): the caching allocator on a fake device.
 // Not part of the product; the tests import it and skip without it.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -59,6 +60,8 @@ void bind_fake_allocator(nb::module_& m) {
       .def("free", &FakeAllocator::free, nb::arg("address"))
       .def("record_stream", &FakeAllocator::record_stream, nb::arg("address"), nb::arg("stream"))
       .def("block_size", &FakeAllocator::block_size, nb::arg("address"))
+      .def("hammer", &FakeAllocator::hammer, nb::arg("threads"), nb::arg("iterations"),
+           nb::arg("one_stream"), nb::call_guard<nb::gil_scoped_release>())
       .def("empty_cache", [](FakeAllocator& a) { a.allocator().empty_cache(); })
       .def("stats", [](FakeAllocator& a) { return stats_dict(a.allocator().stats()); })
       .def("summary", [](FakeAllocator& a) { return a.allocator().summary(); })

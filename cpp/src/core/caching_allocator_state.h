@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/block_pools.h"
+#include "core/light_mutex.h"
 
 namespace xrt {
 
@@ -21,7 +22,7 @@ struct CachingAllocator::State {
   CachingAllocator* self;
   RawMemory& raw;
   std::string device_name;
-  mutable std::mutex mutex;
+  mutable LightMutex mutex;  // Note [Light mutex]
   caching::NodeCache nodes;  // before the pools: outlives their sets
   caching::Pool small{&nodes, true, nullptr};
   caching::Pool large{&nodes, false, nullptr};

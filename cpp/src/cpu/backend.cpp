@@ -64,7 +64,7 @@ class CpuBackend final : public Backend {
     if (!data)
       throw OutOfMemoryError("out of host memory allocating " + std::to_string(nbytes) +
                              " bytes");
-    return std::make_shared<Storage>(data, nbytes, device, &free_host, nullptr, false);
+    return Storage::wrap(data, nbytes, device, &free_host, nullptr, false);
   }
   void copy_bytes(void* dst, Device, const void* src, Device, size_t nbytes) const override {
     if (nbytes) std::memcpy(dst, src, nbytes);
