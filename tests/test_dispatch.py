@@ -421,3 +421,92 @@ def test_a_refused_pin_leaves_the_dispatcher_usable():
                 xrt.UnsupportedOperationError, match="cublaslt"):
             a @ a
     assert np.asarray(a @ a).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+# ---- Replayed calls (Note [Replayed calls] in cpp/src/core/dispatcher.cpp) -------------
+
+def replayed():
+    return xrt._core._replayed_calls()
+
+
+def test_a_repeated_call_is_replayed_to_the_same_result():
+    a = xrt.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    b = xrt.asarray(np.full((3, 4), 0.5, np.float32))
+    a + b  # decided and kept
+    before = replayed()
+    for _ in range(3):
+        c = a + b
+        assert c.shape == (3, 4) and c.dtype == xrt.float32
+        assert_tensor_equal(c, np.arange(12, dtype=np.float32).reshape(3, 4) + 0.5)
+    assert replayed() == before + 3
+    # A comparison keeps its bool output; a function call takes the same path.
+    a < b
+    before = replayed()
+    assert_tensor_equal(xrt.less(a, b), np.arange(12).reshape(3, 4) < 0.5)
+    assert replayed() == before + 1
+    # Unary functions too; logical_not of a float reads its truth values first.
+    xrt.negative(a), xrt.logical_not(a)
+    before = replayed()
+    assert_tensor_equal(-a, -np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert_tensor_equal(xrt.logical_not(a), np.arange(12).reshape(3, 4) == 0)
+    assert replayed() == before + 2  # negative, and logical_not's inner call on bools
+
+
+@pytest.mark.parametrize("make", [
+    lambda a, b: (a.mT, b.mT),                  # another layout
+    lambda a, b: (a[:, ::2], b[:, ::2]),        # strided views
+    lambda a, b: (a, b[:1]),                    # a broadcast
+    lambda a, b: (a, xrt.astype(b, xrt.float64)),  # a promotion
+    lambda a, b: (a[:2], b[:2]),                # another shape
+])
+def test_a_call_laid_out_otherwise_is_dispatched(make):
+    a = xrt.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    b = xrt.asarray(np.ones((3, 4), np.float32))
+    a + b
+    x, y = make(a, b)
+    before = replayed()
+    assert_tensor_equal(x + y, np.asarray(x) + np.asarray(y))
+    assert replayed() == before
+
+
+def test_a_replay_gives_way_to_explain_the_profiler_pins_and_new_kernels():
+    a, b = xrt.ones(5), xrt.ones(5)
+    a + b
+    a + b
+    before = replayed()
+    with xrt.explain() as log:
+        a + b
+    assert decisions_for(log, "add"), "an explained call is dispatched and recorded"
+    with xrt.profile() as prof:
+        a + b
+    assert [o.name for o in prof.ops] == ["add"], "a profiled call is dispatched and recorded"
+    assert replayed() == before
+    zeros = lambda x1, x2: xrt.zeros(x1.shape, dtype=x1.dtype)  # noqa: E731
+    xrt.register_kernel("add", "zeros_add", zeros, priority=100)
+    try:
+        assert_tensor_equal(a + b, np.zeros(5))  # the new kernel, at once
+        assert_tensor_equal(a + b, np.zeros(5))
+        with xrt.kernel_policy(xrt.KernelPolicy(add="native")):
+            assert_tensor_equal(a + b, np.full(5, 2.0))
+            assert_tensor_equal(a + b, np.full(5, 2.0))
+        assert_tensor_equal(a + b, np.zeros(5))
+    finally:
+        xrt.unregister_kernel("add", "zeros_add")
+    assert_tensor_equal(a + b, np.full(5, 2.0))
+    assert_tensor_equal(a + b, np.full(5, 2.0))
+
+
+def test_replays_are_kept_per_thread():
+    a, b = xrt.ones(7), xrt.ones(7)
+    counts = []
+
+    def work():
+        start = replayed()
+        for _ in range(4):
+            a * b
+        counts.append(replayed() - start)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert counts == [3]  # its first call decided; this thread's count did not move

@@ -11,6 +11,7 @@ import pytest
 
 import xpuruntime as xrt
 from common import COMPLEX, INTEGER
+from common import tensor
 from elementwise_cuda_helpers import CUDA, rng, _random, gpu, host, same, close, both
 
 
@@ -294,3 +295,81 @@ def test_strided_copies_match_the_host(dtype, name):
 
     got, want = both(make)
     same(got, want)
+
+
+# ---- Replayed calls (Note [Replayed calls] in cpp/src/core/dispatcher.cpp) -------------
+
+def replayed():
+    return xrt._core._replayed_calls()
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "int64",
+                                   "uint8", "complex64", "complex128", "bool"])
+@pytest.mark.parametrize("shape", [(), (1,), (16,), (37,), (3, 129), (2, 3, 1025)])
+def test_cuda_replayed_calls_match_the_cpu(dtype, shape):
+    """A repeated call runs its kept launch: results equal the CPU's call after call, for
+    every vector width and grid the dense kernels take."""
+    n = int(np.prod(shape))
+    a_host = _random(dtype, n).reshape(shape)
+    b_host = _random(dtype, n).reshape(shape)
+    a, b = gpu(a_host), gpu(b_host)
+    binary = [xrt.logical_or, xrt.not_equal] if dtype == "bool" else [xrt.add, xrt.not_equal]
+    unary = [xrt.logical_not] if dtype == "bool" else [xrt.negative, xrt.abs]
+    calls = [lambda x, y, op=op: op(x, y) for op in binary]
+    calls += [lambda x, y, op=op: op(x) for op in unary]  # abs of complex: a real output
+    for call in calls:
+        want = call(tensor(a_host), tensor(b_host))
+        call(a, b)
+        before = replayed()
+        for _ in range(3):
+            got = call(a, b)
+            assert got.shape == shape and got.dtype == want.dtype
+            same(got, want)
+        assert replayed() == before + 3
+
+
+@pytest.mark.cuda
+def test_cuda_replay_declines_views_off_the_vector_alignment():
+    """A call of the kept shape on views 4 bytes off the 16-byte alignment cannot take the
+    kept vector launch: it is dispatched, to the same values; and a call made on such views
+    keeps no plan, so later aligned calls keep their vector loads."""
+    base_a = _random("float32", 65)
+    base_b = _random("float32", 65)
+    a, b = gpu(base_a), gpu(base_b)
+    full_a, full_b = a[:64], b[:64]
+    full_a + full_b
+    full_a + full_b
+    before = replayed()
+    same(a[1:] + b[1:], base_a[1:] + base_b[1:])  # the key matches; the plan declines
+    assert replayed() == before + 1
+    same(a[1:] + b[1:], base_a[1:] + base_b[1:])
+    # Misaligned first: nothing kept, every such call dispatched.
+    c, d = gpu(base_a[:33]), gpu(base_b[:33])
+    x, y = xrt.reshape(c, (-1,))[1:], xrt.reshape(d, (-1,))[1:]
+    x * y
+    before = replayed()
+    same(x * y, base_a[1:33] * base_b[1:33])
+    assert replayed() == before
+
+
+@pytest.mark.cuda
+def test_cuda_replays_keep_stream_order_and_graph_capture():
+    from xpuruntime import runtime as rt
+
+    a = gpu(np.arange(1000, dtype=np.float32))
+    one = gpu(np.ones(1000, np.float32))
+    c = a + one
+    xrt.cuda.synchronize()  # c is read on the new stream
+    with rt.Stream(CUDA):
+        for _ in range(50):
+            c = c + one
+        got = host(c)
+    np.testing.assert_array_equal(got, np.arange(1000, dtype=np.float32) + 51)
+    graph = xrt.cuda.CUDAGraph()
+    with xrt.cuda.graph(graph):
+        d = a + one
+        e = d + one
+    graph.replay()
+    xrt.cuda.synchronize()
+    np.testing.assert_array_equal(host(e), np.arange(1000, dtype=np.float32) + 2)

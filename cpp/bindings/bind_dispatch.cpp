@@ -183,6 +183,8 @@ void bind_dispatch(nb::module_& m) {
   m.def("_explain_begin", &push_explain_log);
   m.def("_explain_end", [] { return record_list(pop_explain_log()); });
   m.def("_cached_decisions", [] { return record_list(cached_decisions()); });
+  m.def("_replayed_calls", [] { return replayed_calls(); },
+        "Calls of this thread that ran a kept replay (Note [Replayed calls]).");
   m.def("_time_decision_lookup", [](const Tensor& a, const Tensor& b, int iterations) {
     Tensor out = empty(broadcast_shapes(a.shape(), b.shape()), a.dtype(), a.device());
     const Tensor* inputs[2] = {&a, &b};

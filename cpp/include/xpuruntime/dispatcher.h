@@ -29,6 +29,39 @@ struct DecisionRecord {
 /// pinned kernel) supports the call.
 void dispatch(OpId op, const KernelCall& call);
 
+/// Note [Replayed calls] (core/dispatcher.cpp): dispatch() for an elementwise call whose
+/// inputs and output are contiguous and of one shape; keeps the kernel's replay plan, if it
+/// offers one, for this thread's next call of op laid out the same.
+void dispatch_keeping_replay(OpId op, const KernelCall& call);
+
+/// This thread's last call of an op kept for replay: its key, its output and the plan.
+struct ReplayEntry {
+  int num_inputs = 0;
+  DType in[3] = {};
+  DType out = DType::Bool;
+  Device device;
+  Dims shape;
+  Dims strides;  ///< C order: the inputs' and the output's
+  int64_t out_nbytes = 0;
+  uint64_t policy_version = 0;
+  uint64_t registry_epoch = 0;
+  KernelRef kernel;  ///< keeps what the plan points into
+  ReplayPlan plan;
+};
+
+/// The entry kept for this thread's last call of op when these inputs repeat it (the same
+/// dtypes, device, shape and C-order strides), nothing that decides a kernel has changed
+/// since (policy, registered kernels), no explain log is open and the profiler is off;
+/// nullptr otherwise.
+const ReplayEntry* find_replay(OpId op, const Tensor* const* inputs, int num_inputs);
+
+/// Runs a call of op on inputs that find_replay matched to `entry`: a new output, and the
+/// kept plan (or dispatch() where the plan declines the call).
+Tensor replay(const ReplayEntry& entry, OpId op, const Tensor* const* inputs, int num_inputs);
+
+/// How many calls find_replay has found an entry for on this thread (tests, benchmarks).
+uint64_t replayed_calls();
+
 /// The kernel dispatch() would run, without running it (explain, benchmarks). With
 /// `record`, an open explain log gets the decision as if the kernel ran: for callers that
 /// run the chosen kernel themselves (the PyTorch adapter, which launches on torch tensors).

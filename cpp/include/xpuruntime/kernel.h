@@ -44,6 +44,30 @@ using KernelFn = std::function<void(const KernelCall&)>;
 using DTypePredicate = std::function<bool(const DTypeSignature&)>;
 using CallPredicate = std::function<bool(const KernelCall&)>;
 
+/// How a kernel runs again a call laid out as one it has just run (Note [Replayed calls] in
+/// core/dispatcher.cpp): `run` with the kernel's own `data` (a compiled function, launch
+/// dimensions). `run` returns false, having done nothing, for a call it cannot take (data
+/// misaligned for its vector loads); the caller then dispatches it.
+struct ReplayPlan {
+  using Run = bool (*)(const ReplayPlan& plan, const KernelCall& call);
+  Run run = nullptr;
+  alignas(16) unsigned char data[64] = {};
+
+  template <class T>
+  T& as() {
+    static_assert(sizeof(T) <= sizeof data && alignof(T) <= 16);
+    return *reinterpret_cast<T*>(data);
+  }
+  template <class T>
+  const T& as() const {
+    static_assert(sizeof(T) <= sizeof data && alignof(T) <= 16);
+    return *reinterpret_cast<const T*>(data);
+  }
+};
+/// Fills a plan for a call the kernel has just run, where it can; false where it cannot.
+/// The call's inputs and output are contiguous, of one shape, on one device.
+using ReplayPlanner = std::function<bool(const KernelCall&, ReplayPlan&)>;
+
 /// A registered implementation of an op on one device type.
 struct KernelInfo {
   std::string op;
@@ -55,6 +79,7 @@ struct KernelInfo {
   CallPredicate accepts;     ///< checked on every call (shapes, strides); empty = all
   KernelFn run;
   std::string description;
+  ReplayPlanner plan_replay;  ///< optional (Note [Replayed calls])
 };
 
 }  // namespace xrt

@@ -149,12 +149,16 @@ bool in_category(DType d, DTypeCategory c) {
 }
 
 Tensor unary(UnaryOp op, const Tensor& x) {
+  OpId id = OpIds::get().unary[static_cast<int>(op)];
+  const Tensor* inputs[] = {&x};
+  if (const ReplayEntry* entry = find_replay(id, inputs, 1))  // Note [Replayed calls]
+    return replay(*entry, id, inputs, 1);
   const ElementwiseInfo& info = unary_info(op);
   if (info.computes_in == ComputesIn::Truth && x.dtype() != DType::Bool)
     return unary(op, astype(x, DType::Bool, false));  // Note [Logical ops read truth values]
   check_category(info, x.dtype());
   Tensor out = empty_following(x.shape(), result_dtype(info, x.dtype()), x.device(), {&x});
-  run(OpIds::get().unary[static_cast<int>(op)], {&x}, out);
+  dispatch_keeping_replay(id, KernelCall{inputs, 1, &out, 1, nullptr});
   return out;
 }
 
@@ -174,14 +178,16 @@ namespace {
 
 // Note: the common call (one dtype, one shape) goes straight to the kernel: the host time
 // of a tiny op follows the code lines it runs (Note [Where the host time of a tiny op goes]).
-Tensor binary_on(BinaryOp op, const Tensor& a, const Tensor& b, Device device) {
+[[gnu::noinline]] Tensor binary_on(BinaryOp op, const Tensor& a, const Tensor& b, Device device) {
   const ElementwiseInfo& info = binary_info(op);
   DType promoted = promoted_inputs(info, a.dtype(), b.dtype());
   DType dtype = compute_dtype(info, promoted);
   if (a.dtype() != dtype || b.dtype() != dtype || !(a.shape() == b.shape()))
     return binary_conformed(op, info, dtype, a, b, device);
   Tensor out = empty_following(a.shape(), result_dtype(info, dtype), device, {&a, &b});
-  run(OpIds::get().binary[static_cast<int>(op)], {&a, &b}, out);
+  const Tensor* inputs[] = {&a, &b};
+  dispatch_keeping_replay(OpIds::get().binary[static_cast<int>(op)],
+                          KernelCall{inputs, 2, &out, 1, nullptr});
   return out;
 }
 
@@ -216,6 +222,10 @@ void check_host_scalar(const Tensor& scalar, const char* op) {
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   check_same_device(a, b, binary_info(op).name);
+  OpId id = OpIds::get().binary[static_cast<int>(op)];
+  const Tensor* inputs[] = {&a, &b};
+  if (const ReplayEntry* entry = find_replay(id, inputs, 2))  // Note [Replayed calls]
+    return replay(*entry, id, inputs, 2);
   return binary_on(op, a, b, a.device());
 }
 

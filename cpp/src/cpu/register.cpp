@@ -54,18 +54,35 @@ void cpu::register_kernels(KernelRegistry& r) {
     variants.push_back({"avx2", cpu::avx2::kUnaryMath, cpu::avx2::kBinaryMath,
                         cpu::avx2::kRowKernels, 5});
 #endif
+  // Note [Replayed calls] (core/dispatcher.cpp): a CPU elementwise loop plans its own
+  // layout on every call, so its replay is the loop itself, without the decision.
+  auto replayed = [](cpu::KernelFnPtr fn) {
+    return [fn](const KernelCall&, ReplayPlan& plan) {
+      plan.as<cpu::KernelFnPtr>() = fn;
+      plan.run = [](const ReplayPlan& p, const KernelCall& call) {
+        p.as<cpu::KernelFnPtr>()(call);
+        return true;
+      };
+      return true;
+    };
+  };
   auto add_elementwise = [&](const ElementwiseInfo& info, cpu::KernelFnPtr generic,
                              cpu::KernelFnPtr libm, auto pick) {
     auto supports = [accepts = info.accepts](const DTypeSignature& s) {
       return in_category(s.dtypes[0], accepts);
     };
-    r.add(cpu::kernel_info(info.name, "native", generic ? generic : libm, "vectorised strided loop",
-                     supports));
+    KernelInfo k = cpu::kernel_info(info.name, "native", generic ? generic : libm,
+                                    "vectorised strided loop", supports);
+    k.plan_replay = replayed(generic ? generic : libm);
+    r.add(std::move(k));
     if (generic) return;
-    for (const Variant& v : variants)
-      r.add(cpu::kernel_info(info.name, v.name, pick(v),
-                             std::string("libmvec SIMD loop (") + v.name + ")", supports,
-                             v.priority));
+    for (const Variant& v : variants) {
+      KernelInfo isa = cpu::kernel_info(info.name, v.name, pick(v),
+                                        std::string("libmvec SIMD loop (") + v.name + ")",
+                                        supports, v.priority);
+      isa.plan_replay = replayed(pick(v));
+      r.add(std::move(isa));
+    }
   };
   for (int i = 0; i < num_unary_ops(); ++i)
     add_elementwise(unary_info(static_cast<UnaryOp>(i)), cpu::kUnaryKernels[i],

@@ -205,6 +205,74 @@ void ElementwiseKernel::run(const KernelCall& call) {
   }
 }
 
+namespace {
+
+// A dense call of one shape, replayed (Note [Replayed calls] in core/dispatcher.cpp): the
+// compiled function and launch of run()'s dense branch, for new pointers.
+struct DenseReplay {
+  CUfunction fn;
+  int64_t n;
+  unsigned blocks, threads;
+  int device, nargs;
+  uintptr_t misaligned[kMaxArgs];  // address bits that must be clear for the vector loads
+};
+
+bool replay_dense(const ReplayPlan& plan, const KernelCall& call) {
+  const DenseReplay& r = plan.as<DenseReplay>();
+  char* ptr[kMaxArgs] = {call.out().data(), nullptr, nullptr, nullptr};
+  uintptr_t bits = reinterpret_cast<uintptr_t>(ptr[0]) & r.misaligned[0];
+  for (int k = 1; k < r.nargs; ++k) {
+    ptr[k] = call.in(k - 1).data();
+    bits |= reinterpret_cast<uintptr_t>(ptr[k]) & r.misaligned[k];
+  }
+  if (bits) return false;  // a view off the vector alignment: dispatched as usual
+  activate(r.device);
+  struct {  // DenseArgs<4>, as run() passes it
+    char* ptr[kMaxArgs];
+    int64_t n;
+    HostValues values;
+  } args = {{ptr[0], ptr[1], ptr[2], ptr[3]}, r.n, HostValues{}};
+  void* params[] = {&args};
+  launch(r.fn, Dim3{r.blocks}, Dim3{r.threads}, 0, current_stream(r.device), params);
+  return true;
+}
+
+}  // namespace
+
+bool ElementwiseKernel::plan_replay(const KernelCall& call, ReplayPlan& replay) {
+  const Tensor& out = call.out();
+  const int nargs = 1 + static_cast<int>(spec_.family);
+  if (call.num_inputs != nargs - 1 || out.numel() == 0) return false;
+  Plan plan;
+  plan.nargs = nargs;
+  for (int k = 0; k < nargs; ++k) {
+    const Tensor& t = k == 0 ? out : call.in(k - 1);
+    if (t.device() != out.device() || !t.is_contiguous() || !(t.shape() == out.shape()))
+      return false;
+    plan.ptr[k] = t.data();
+    plan.item[k] = static_cast<int64_t>(t.itemsize());
+  }
+  const int device = out.device().index;
+  DType dtype = spec_.family == Family::Where ? call.in(1).dtype() : call.in(0).dtype();
+  Layout layout;  // dense, no scalars: what run() chose for this call
+  layout.vector = vector_elements(dtype, plan, 0);
+  // Only a call with the full vector width: a plan made on a view off the alignment would
+  // keep later aligned calls on scalar loads.
+  if (layout.vector != max_vector(dtype)) return false;
+  DenseReplay& r = replay.as<DenseReplay>();
+  r.fn = function(device, dtype, layout);
+  r.n = out.numel();
+  int unroll = unroll_of(dtype);
+  r.blocks = blocks_for(r.n / layout.vector, int64_t(kBlock) * unroll);
+  r.threads = threads_for(r.n / layout.vector, unroll);
+  r.device = device;
+  r.nargs = nargs;
+  for (int k = 0; k < kMaxArgs; ++k)
+    r.misaligned[k] = k < nargs ? static_cast<uintptr_t>(plan.item[k] * layout.vector - 1) : 0;
+  replay.run = &replay_dense;
+  return true;
+}
+
 KernelSource ElementwiseKernel::source(DType dtype, const Layout& layout,
                                        std::string& name) const {
   std::string fn;

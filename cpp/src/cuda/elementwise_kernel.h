@@ -56,6 +56,10 @@ class ElementwiseKernel {
   /// Runs the op on a call's operands, output first (Note [Elementwise launches]).
   void run(const KernelCall& call);
 
+  /// The replay of a dense call this kernel has just run, its kernel compiled (Note
+  /// [Replayed calls] in core/dispatcher.cpp); false for a call with a host scalar.
+  bool plan_replay(const KernelCall& call, ReplayPlan& plan);
+
   /// The source of one specialisation, and its kernel's name.
   KernelSource source(DType dtype, const Layout& layout, std::string& name) const;
 

@@ -64,10 +64,14 @@ void register_elementwise_kernels(KernelRegistry& registry) {
       OpSpec spec = kernel->spec();
       supports = [spec](const DTypeSignature& s) { return has_kernel(spec, s.dtypes[0]); };
     }
-    registry.add(kernel_info(
+    KernelInfo info = kernel_info(
         kernel->spec().name, "nvrtc", [kernel](const KernelCall& call) { kernel->run(call); },
         "NVRTC kernel: 16-byte vector loads on dense operands, collapsed strides otherwise",
-        std::move(supports)));
+        std::move(supports));
+    info.plan_replay = [kernel](const KernelCall& call, ReplayPlan& plan) {
+      return kernel->plan_replay(call, plan);
+    };
+    registry.add(std::move(info));
   }
 }
 
