@@ -326,6 +326,37 @@ def test_raw_kernel_call_converts_its_stream_before_launching():
             k((1,), (1,), (), 0, bad)
 
 
+def test_raw_kernel_call_reads_its_arguments():
+    """Note [RawKernel's call slot]: the type's call slot reads (grid, block, args,
+    shared_mem=0, stream=None) by position or name, with Python's errors for the rest;
+    each well-formed call below gets as far as its (bad) stream."""
+    k = xrt.RawKernel('extern "C" __global__ void k() {}', "k")
+    for call in (lambda: k(grid=(1,), block=(1,), args=(), stream=5),
+                 lambda: k((1,), block=(1,), args=(), shared_mem=0, stream=5),
+                 lambda: k((1,), (1,), (), 0, stream=5)):
+        with pytest.raises(TypeError, match="stream must be"):
+            call()
+    with pytest.raises(TypeError, match=r"RawKernel.__call__\(\) missing required argument 'args'"):
+        k((1,), (1,))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sharedmem'"):
+        k((1,), (1,), (), sharedmem=0)
+    with pytest.raises(TypeError, match="multiple values for argument 'block'"):
+        k((1,), (1,), (), block=(1,))
+    with pytest.raises(TypeError, match="at most 5 arguments"):
+        k((1,), (1,), (), 0, None, None)
+    with pytest.raises(TypeError, match="shared_mem must be an int"):
+        k((1,), (1,), (), shared_mem=1.5)
+    with pytest.raises(ValueError, match="shared_mem must be >= 0"):
+        k((1,), (1,), (), shared_mem=-1)
+
+    class Forgot(xrt.RawKernel):
+        def __init__(self):
+            pass
+
+    with pytest.raises(TypeError, match="super"):
+        Forgot()((1,), (1,), ())
+
+
 # ---- user kernels in the registry --------------------------------------------------------
 
 

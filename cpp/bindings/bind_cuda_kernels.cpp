@@ -5,6 +5,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <complex>
+#include <cstring>
 #include <string>
 
 #include "bind_args.h"
@@ -192,12 +193,69 @@ void call_kernel(UserKernel& kernel, nb::handle grid, nb::handle block, nb::hand
   launch(kernel, grid, block, args, shared_bytes, ours);
 }
 
+// Note [RawKernel's call slot]: a launch is the type's call slot, which CPython calls with
+// the arguments' tuple as it made them. Bound as a __call__ method instead, a Python
+// subclass (RawKernel) got CPython's slot_tp_call, which looks __call__ up and calls it with
+// the instance prepended, then nanobind's dispatch parsed the arguments again. The slot
+// reads (grid, block, args, shared_mem=0, stream=None), by position or by name, itself.
+PyObject* user_kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  try {
+    if (!nb::inst_ready(self))
+      throw TypeError("this kernel was not initialised (a subclass's __init__ must call "
+                      "super().__init__())");
+    static const char* const names[] = {"grid", "block", "args", "shared_mem", "stream"};
+    constexpr Py_ssize_t kParams = 5;
+    auto call = [self] { return std::string(Py_TYPE(self)->tp_name) + ".__call__()"; };
+    PyObject* values[kParams] = {};
+    Py_ssize_t given = PyTuple_GET_SIZE(args);
+    if (given > kParams)
+      throw TypeError(call() + " takes at most 5 arguments (" + std::to_string(given) +
+                      " given)");
+    for (Py_ssize_t i = 0; i < given; ++i) values[i] = PyTuple_GET_ITEM(args, i);
+    Py_ssize_t at = 0;
+    PyObject *key, *value;
+    while (kwargs && PyDict_Next(kwargs, &at, &key, &value)) {
+      const char* name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
+      if (!name) throw TypeError(call() + " keywords must be strings");
+      Py_ssize_t k = 0;
+      while (k < kParams && std::strcmp(names[k], name) != 0) ++k;
+      if (k == kParams)
+        throw TypeError(call() + " got an unexpected keyword argument '" + name + "'");
+      if (values[k]) throw TypeError(call() + " got multiple values for argument '" + name + "'");
+      values[k] = value;
+    }
+    for (int k = 0; k < 3; ++k)
+      if (!values[k])
+        throw TypeError(call() + " missing required argument '" + names[k] + "'");
+    size_t shared_bytes = 0;
+    if (values[3]) {
+      if (!PyIndex_Check(values[3]) || PyBool_Check(values[3]))
+        throw TypeError("shared_mem must be an int, got " + type_name_of(values[3]));
+      Py_ssize_t v = PyNumber_AsSsize_t(values[3], PyExc_OverflowError);
+      if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+      if (v < 0) throw ValueError("shared_mem must be >= 0, got " + std::to_string(v));
+      shared_bytes = static_cast<size_t>(v);
+    }
+    call_kernel(*nb::inst_ptr<UserKernel>(self), values[0], values[1], values[2], shared_bytes,
+                values[4] ? nb::handle(values[4]) : nb::none());
+    Py_RETURN_NONE;
+  } catch (...) {
+    if (!set_python_error(std::current_exception()))
+      PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in a kernel launch");
+    return nullptr;
+  }
+}
+
+PyType_Slot user_kernel_slots[] = {{Py_tp_call, reinterpret_cast<void*>(user_kernel_tp_call)},
+                                   {0, nullptr}};
+
 }  // namespace
 
 void bind_cuda_kernels(nb::module_& m) {
-  nb::class_<UserKernel>(m, "_UserKernel",
+  nb::class_<UserKernel>(m, "_UserKernel", nb::type_slots(user_kernel_slots),
                          "A user's kernel: compiled per device on first launch, through the "
-                         "JIT's memory and disk caches.")
+                         "JIT's memory and disk caches; a call launches it (Note [RawKernel's "
+                         "call slot]).")
       .def("__init__", [](UserKernel* self, std::string source, std::string name,
                           std::vector<std::string> options,
                           std::vector<std::string> name_expressions) {
@@ -215,11 +273,7 @@ void bind_cuda_kernels(nb::module_& m) {
       }, nb::arg("device"), nb::arg("attribute"), "cuFuncGetAttribute of the function.")
       .def("launch", &launch, nb::arg("grid"), nb::arg("block"), nb::arg("args"),
            nb::arg("shared_mem") = 0, nb::arg("stream").none() = nb::none(),
-           "Launches on stream (None: the current stream of the arguments' device).")
-      .def("__call__", &call_kernel, nb::arg("grid"), nb::arg("block"), nb::arg("args"),
-           nb::arg("shared_mem") = 0, nb::arg("stream").none() = nb::none(),
-           "Launches on stream: None (the current stream of the arguments' device), an "
-           "xpuruntime Stream, or a stream of another library.");
+           "Launches on stream (None: the current stream of the arguments' device).");
   bind_cuda_replay(m);
   m.def("_module_global", [](std::string source, std::vector<std::string> options,
                              std::vector<std::string> name_expressions, std::string name,
