@@ -114,6 +114,20 @@ def test_producers_with_dlpack_on_the_object_or_its_type():
     with pytest.raises(TypeError):
         xrt.asarray(Holder())
 
+    class Proxy:  # no __dict__: its __getattr__ answers for the array it wraps
+        __slots__ = ("wrapped",)
+
+        def __init__(self, wrapped):
+            self.wrapped = wrapped
+
+        def __getattr__(self, name):
+            return getattr(self.wrapped, name)
+
+    for convert in (xrt.from_dlpack, xrt.asarray):
+        assert_tensor_equal(convert(Proxy(a)), a)
+    with pytest.raises(TypeError, match="does not support DLPack"):
+        xrt.from_dlpack(Proxy(object()))
+
 
 def test_dlpack_device_of_a_cpu_tensor():
     device = xrt.zeros(3).__dlpack_device__()

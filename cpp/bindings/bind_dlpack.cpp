@@ -154,6 +154,7 @@ Tensor import_capsule(nb::handle capsule) {
 struct Names {
   PyObject* dlpack = PyUnicode_InternFromString("__dlpack__");
   PyObject* dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
+  PyObject* getattr = PyUnicode_InternFromString("__getattr__");
   PyObject* max_version = PyUnicode_InternFromString("max_version");
   PyObject* stream = PyUnicode_InternFromString("stream");
   PyObject* copy = PyUnicode_InternFromString("copy");
@@ -248,12 +249,14 @@ nb::object call_producer(nb::handle obj, std::optional<int64_t> stream, std::opt
 // Note: the type's dictionaries through _PyType_Lookup (no exception when it is absent):
 // PyObject_HasAttr on a type or on a NumPy scalar raised and cleared an AttributeError,
 // its message formatted, about 2,000 host instructions a call, on every NumPy scalar a
-// user kernel took. The object's own __dict__ is looked at only where it has one.
+// user kernel took. The object itself is asked only where it could answer otherwise: it
+// has a __dict__, or its class a Python __getattr__ (a proxy).
 bool has_dlpack(nb::handle obj) {
   const Names& n = names();
   PyTypeObject* type = Py_TYPE(obj.ptr());
   if (_PyType_Lookup(type, n.dlpack)) return true;
-  return type->tp_dictoffset != 0 && PyObject_HasAttr(obj.ptr(), n.dlpack);  // rare
+  if (type->tp_dictoffset == 0 && !_PyType_Lookup(type, n.getattr)) return false;
+  return PyObject_HasAttr(obj.ptr(), n.dlpack);
 }
 
 Tensor from_dlpack(nb::handle obj, std::optional<Device> device, std::optional<bool> copy) {
