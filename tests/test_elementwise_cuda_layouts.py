@@ -361,15 +361,19 @@ def test_cuda_replays_keep_stream_order_and_graph_capture():
     one = gpu(np.ones(1000, np.float32))
     c = a + one
     xrt.cuda.synchronize()  # c is read on the new stream
+    before = replayed()
     with rt.Stream(CUDA):
         for _ in range(50):
             c = c + one
         got = host(c)
     np.testing.assert_array_equal(got, np.arange(1000, dtype=np.float32) + 51)
+    assert replayed() == before + 50  # each launched on the new stream from the kept plan
     graph = xrt.cuda.CUDAGraph()
+    before = replayed()
     with xrt.cuda.graph(graph):
         d = a + one
         e = d + one
+    assert replayed() == before + 2  # captured from the kept plan
     graph.replay()
     xrt.cuda.synchronize()
     np.testing.assert_array_equal(host(e), np.arange(1000, dtype=np.float32) + 2)

@@ -342,7 +342,7 @@ def test_raw_kernel_call_reads_its_arguments():
         k((1,), (1,), (), sharedmem=0)
     with pytest.raises(TypeError, match="multiple values for argument 'block'"):
         k((1,), (1,), (), block=(1,))
-    with pytest.raises(TypeError, match="at most 5 arguments"):
+    with pytest.raises(TypeError, match="takes from 3 to 5 positional arguments but 6 were"):
         k((1,), (1,), (), 0, None, None)
     with pytest.raises(TypeError, match="shared_mem must be an int"):
         k((1,), (1,), (), shared_mem=1.5)

@@ -5,7 +5,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <complex>
-#include <cstring>
 #include <string>
 
 #include "bind_args.h"
@@ -197,36 +196,15 @@ void call_kernel(UserKernel& kernel, nb::handle grid, nb::handle block, nb::hand
 // the arguments' tuple as it made them. Bound as a __call__ method instead, a Python
 // subclass (RawKernel) got CPython's slot_tp_call, which looks __call__ up and calls it with
 // the instance prepended, then nanobind's dispatch parsed the arguments again. The slot
-// reads (grid, block, args, shared_mem=0, stream=None), by position or by name, itself.
+// reads (grid, block, args, shared_mem=0, stream=None), by position or by name, with
+// read_arguments, the reader of the elementwise functions' C entries.
 PyObject* user_kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* const params[] = {"grid", "block", "args", "shared_mem", "stream"};
   try {
-    if (!nb::inst_ready(self))
-      throw TypeError("this kernel was not initialised (a subclass's __init__ must call "
-                      "super().__init__())");
-    static const char* const names[] = {"grid", "block", "args", "shared_mem", "stream"};
-    constexpr Py_ssize_t kParams = 5;
-    auto call = [self] { return std::string(Py_TYPE(self)->tp_name) + ".__call__()"; };
-    PyObject* values[kParams] = {};
-    Py_ssize_t given = PyTuple_GET_SIZE(args);
-    if (given > kParams)
-      throw TypeError(call() + " takes at most 5 arguments (" + std::to_string(given) +
-                      " given)");
-    for (Py_ssize_t i = 0; i < given; ++i) values[i] = PyTuple_GET_ITEM(args, i);
-    Py_ssize_t at = 0;
-    PyObject *key, *value;
-    while (kwargs && PyDict_Next(kwargs, &at, &key, &value)) {
-      const char* name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : nullptr;
-      if (!name) throw TypeError(call() + " keywords must be strings");
-      Py_ssize_t k = 0;
-      while (k < kParams && std::strcmp(names[k], name) != 0) ++k;
-      if (k == kParams)
-        throw TypeError(call() + " got an unexpected keyword argument '" + name + "'");
-      if (values[k]) throw TypeError(call() + " got multiple values for argument '" + name + "'");
-      values[k] = value;
-    }
-    for (int k = 0; k < 3; ++k)
-      if (!values[k])
-        throw TypeError(call() + " missing required argument '" + names[k] + "'");
+    UserKernel& kernel = initialised<UserKernel>(self);
+    PyObject* values[5];
+    read_arguments("RawKernel.__call__", params, 5, 3, PySequence_Fast_ITEMS(args),
+                   PyTuple_GET_SIZE(args), nullptr, kwargs, values);
     size_t shared_bytes = 0;
     if (values[3]) {
       if (!PyIndex_Check(values[3]) || PyBool_Check(values[3]))
@@ -236,13 +214,11 @@ PyObject* user_kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) 
       if (v < 0) throw ValueError("shared_mem must be >= 0, got " + std::to_string(v));
       shared_bytes = static_cast<size_t>(v);
     }
-    call_kernel(*nb::inst_ptr<UserKernel>(self), values[0], values[1], values[2], shared_bytes,
+    call_kernel(kernel, values[0], values[1], values[2], shared_bytes,
                 values[4] ? nb::handle(values[4]) : nb::none());
     Py_RETURN_NONE;
   } catch (...) {
-    if (!set_python_error(std::current_exception()))
-      PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in a kernel launch");
-    return nullptr;
+    return raise_current();
   }
 }
 

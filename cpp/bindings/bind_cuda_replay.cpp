@@ -385,14 +385,9 @@ class RecordedKernel {
 // through a __call__ looked up and called with the instance prepended.
 PyObject* recorded_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   try {
-    if (!nb::inst_ready(self))
-      throw TypeError("this kernel was not initialised (a subclass's __init__ must call "
-                      "super().__init__())");
-    return nb::inst_ptr<RecordedKernel>(self)->call(self, args, kwargs).release().ptr();
+    return initialised<RecordedKernel>(self).call(self, args, kwargs).release().ptr();
   } catch (...) {
-    if (!set_python_error(std::current_exception()))
-      PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in a kernel call");
-    return nullptr;
+    return raise_current();
   }
 }
 

@@ -314,9 +314,7 @@ PyObject* from_dlpack_call(PyObject*, PyObject* const* args, Py_ssize_t nargsf,
     return tensor_result(from_dlpack(args[0], optional_device_arg(device),
                                      optional_bool_arg(copy, "from_dlpack: copy")));
   } catch (...) {
-    if (!set_python_error(std::current_exception()))
-      PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in from_dlpack");
-    return nullptr;
+    return raise_current();
   }
 }
 

@@ -101,12 +101,6 @@ std::optional<Tensor> optional_bound(const Tensor& x, nb::handle b, const char* 
 // methods). A slot receives the operands in the expression's order, either of them the
 // Tensor; NotImplemented lets the other operand's type try, as the methods' did.
 
-PyObject* raise_current() {
-  if (!set_python_error(std::current_exception()))
-    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in an xpuruntime operator");
-  return nullptr;
-}
-
 PyObject* not_implemented_result() { return Py_NewRef(Py_NotImplemented); }
 
 template <BinaryOp Op> PyObject* binary_slot(PyObject* a, PyObject* b) {
@@ -240,37 +234,6 @@ void install_operator_slots(PyTypeObject* type) {
 // function is a plain METH_FASTCALL function whose `self` is its op's number, reading its
 // arguments itself (positionally or by name, as before) and making its result as the slots do.
 
-// args[0..count) from a vectorcall's positional and keyword arguments, by params' names;
-// TypeError as Python words it for a missing, repeated, extra or unknown argument.
-void parse_arguments(const char* function, const char* const* params, int count,
-                     PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames,
-                     PyObject** out) {
-  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (n > count)
-    throw TypeError(std::string(function) + "() takes " + std::to_string(count) +
-                    " positional argument" + (count == 1 ? "" : "s") + " but " +
-                    std::to_string(n) + " were given");
-  for (int i = 0; i < count; ++i) out[i] = i < n ? args[i] : nullptr;
-  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-  for (Py_ssize_t k = 0; k < nkw; ++k) {
-    PyObject* name = PyTuple_GET_ITEM(kwnames, k);
-    int at = -1;
-    for (int i = 0; i < count && at < 0; ++i)
-      if (PyUnicode_CompareWithASCIIString(name, params[i]) == 0) at = i;
-    if (at < 0)
-      throw TypeError(std::string(function) + "() got an unexpected keyword argument '" +
-                      nb::str(name).c_str() + "'");
-    if (out[at])
-      throw TypeError(std::string(function) + "() got multiple values for argument '" +
-                      params[at] + "'");
-    out[at] = args[n + k];
-  }
-  for (int i = 0; i < count; ++i)
-    if (!out[i])
-      throw TypeError(std::string(function) + "() missing required argument '" + params[i] +
-                      "'");
-}
-
 PyObject* unary_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargsf,
                       PyObject* kwnames) {
   static const char* const params[] = {"x"};
@@ -280,7 +243,8 @@ PyObject* unary_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargsf,
     if (!kwnames && PyVectorcall_NARGS(nargsf) == 1)  // the common call
       x = args[0];
     else
-      parse_arguments(unary_info(op).name, params, 1, args, nargsf, kwnames, &x);
+      read_arguments(unary_info(op).name, params, 1, 1, args, PyVectorcall_NARGS(nargsf),
+                     kwnames, nullptr, &x);
     if (!is_tensor(x))
       throw TypeError(std::string(unary_info(op).name) + ": x must be an array, got " +
                       py_type_name(x));
@@ -300,7 +264,8 @@ PyObject* binary_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargsf,
       x[0] = args[0];
       x[1] = args[1];
     } else {
-      parse_arguments(binary_info(op).name, params, 2, args, nargsf, kwnames, x);
+      read_arguments(binary_info(op).name, params, 2, 2, args, PyVectorcall_NARGS(nargsf),
+                     kwnames, nullptr, x);
     }
     return tensor_result(binary_args(op, x[0], x[1]));
   } catch (...) {

@@ -4,9 +4,11 @@
 #include <nanobind/nanobind.h>
 
 #include <optional>
+#include <string>
 #include <variant>
 
 #include "xpuruntime/dispatcher.h"
+#include "xpuruntime/errors.h"
 #include "xpuruntime/ops.h"
 #include "xpuruntime/scalar.h"
 #include "xpuruntime/tensor.h"
@@ -41,6 +43,26 @@ Device default_device();
 /// errors, a Python error, nanobind's cast errors, bad_alloc), for code outside nanobind's
 /// function wrappers; false (nothing set) for any other exception.
 bool set_python_error(const std::exception_ptr& error);
+/// The Python error for the exception being handled (set_python_error's, else a
+/// RuntimeError), and nullptr: what a C slot or C function returns from its catch (...).
+PyObject* raise_current();
+/// A C-level call's arguments into out[0..count), matched to params by position or by
+/// name: the keywords are a vectorcall's (kwnames, their values after the nargs positional
+/// ones in args) or a dict (kwargs); either may be null. An optional parameter (index >=
+/// required) not given stays nullptr. TypeError worded as Python's for too many, unknown,
+/// repeated and missing arguments, naming function.
+void read_arguments(const char* function, const char* const* params, int count, int required,
+                    PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                    PyObject* kwargs, PyObject** out);
+/// The C++ object of an instance of a bound class, also of a Python subclass's; TypeError
+/// when that subclass's __init__ did not call super().__init__().
+template <class T>
+T& initialised(PyObject* self) {
+  if (!nb::inst_ready(self))
+    throw TypeError(std::string("this ") + Py_TYPE(self)->tp_name + " was not initialised (a "
+                    "subclass's __init__ must call super().__init__())");
+  return *nb::inst_ptr<T>(self);
+}
 /// A CUDA device index from None (the current device), an int, "cuda[:N]" or a Device;
 /// checks that it exists (bind_cuda.cpp).
 int cuda_index(nb::handle obj);

@@ -273,6 +273,48 @@ bool set_python_error(const std::exception_ptr& p) {
   return true;
 }
 
+PyObject* raise_current() {
+  if (!set_python_error(std::current_exception()))
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception in an xpuruntime call");
+  return nullptr;
+}
+
+void read_arguments(const char* function, const char* const* params, int count, int required,
+                    PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                    PyObject* kwargs, PyObject** out) {
+  if (nargs > count) {
+    std::string takes = count == required
+                            ? std::to_string(count)
+                            : "from " + std::to_string(required) + " to " + std::to_string(count);
+    throw TypeError(std::string(function) + "() takes " + takes + " positional argument" +
+                    (count == 1 ? "" : "s") + " but " + std::to_string(nargs) +
+                    (nargs == 1 ? " was" : " were") + " given");
+  }
+  for (int i = 0; i < count; ++i) out[i] = i < nargs ? args[i] : nullptr;
+  auto put = [&](PyObject* name, PyObject* value) {
+    if (!PyUnicode_Check(name))
+      throw TypeError(std::string(function) + "() keywords must be strings");
+    int at = 0;
+    while (at < count && PyUnicode_CompareWithASCIIString(name, params[at]) != 0) ++at;
+    if (at == count)
+      throw TypeError(std::string(function) + "() got an unexpected keyword argument '" +
+                      nb::str(name).c_str() + "'");
+    if (out[at])
+      throw TypeError(std::string(function) + "() got multiple values for argument '" +
+                      params[at] + "'");
+    out[at] = value;
+  };
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) put(PyTuple_GET_ITEM(kwnames, k), args[nargs + k]);
+  Py_ssize_t at = 0;
+  PyObject *name, *value;
+  while (kwargs && PyDict_Next(kwargs, &at, &name, &value)) put(name, value);
+  for (int i = 0; i < required; ++i)
+    if (!out[i])
+      throw TypeError(std::string(function) + "() missing required argument '" + params[i] +
+                      "'");
+}
+
 }  // namespace xrt::py
 
 // The thread count as C symbols, for threadpoolctl's controller (runtime/_threadpoolctl.py),

@@ -29,25 +29,13 @@ struct DecisionRecord {
 /// pinned kernel) supports the call.
 void dispatch(OpId op, const KernelCall& call);
 
-/// Note [Replayed calls] (core/dispatcher.cpp): dispatch() for an elementwise call whose
+/// Note [Replayed calls] (core/replay.cpp): dispatch() for an elementwise call whose
 /// inputs and output are contiguous and of one shape; keeps the kernel's replay plan, if it
 /// offers one, for this thread's next call of op laid out the same.
 void dispatch_keeping_replay(OpId op, const KernelCall& call);
 
-/// This thread's last call of an op kept for replay: its key, its output and the plan.
-struct ReplayEntry {
-  int num_inputs = 0;
-  DType in[3] = {};
-  DType out = DType::Bool;
-  Device device;
-  Dims shape;
-  Dims strides;  ///< C order: the inputs' and the output's
-  int64_t out_nbytes = 0;
-  uint64_t policy_version = 0;
-  uint64_t registry_epoch = 0;
-  KernelRef kernel;  ///< keeps what the plan points into
-  ReplayPlan plan;
-};
+/// This thread's last call of an op kept for replay (core/replay.cpp).
+struct ReplayEntry;
 
 /// The entry kept for this thread's last call of op when these inputs repeat it (the same
 /// dtypes, device, shape and C-order strides), nothing that decides a kernel has changed
@@ -61,6 +49,9 @@ Tensor replay(const ReplayEntry& entry, OpId op, const Tensor* const* inputs, in
 
 /// How many calls find_replay has found an entry for on this thread (tests, benchmarks).
 uint64_t replayed_calls();
+
+/// Whether an explain log is open on this thread.
+bool explain_log_open();
 
 /// The kernel dispatch() would run, without running it (explain, benchmarks). With
 /// `record`, an open explain log gets the decision as if the kernel ran: for callers that

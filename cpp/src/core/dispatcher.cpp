@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "core/per_thread.h"
+#include "core/replay.h"
 #include "xpuruntime/runtime/backend.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/profiler.h"
@@ -48,25 +49,6 @@ struct CachedDecision {
 // it without hashing into the cache. The cache owns the decisions; an entry replaced there
 // is replaced here too (one op's decisions are only ever its own: the key holds the op).
 // The thread's state is a PerThread (Note [Per-thread state on the hot path]).
-//
-// Note [Replayed calls]: a loop of tiny ops calls one op on tensors of one layout over and
-// over, and every call decided its kernel, then planned its launch (layout, vector width,
-// compiled function, grid), to the same result. On the GPU hosts the host time of such an
-// op follows the code it runs (Note [Where the host time of a tiny op goes] in
-// cpp/src/cuda/host_costs.cpp), so an op whose inputs and output are contiguous and of one
-// shape keeps its kernel's replay plan, and a call that repeats it runs the plan.
-// - Only kernels that offer a plan (KernelInfo::plan_replay: the elementwise ones; on the
-//   CPU the plan is the kernel's loop, which plans its own layout) and only the ops that
-//   ask (the unary and binary elementwise functions and operators).
-// - The key: the op, the inputs' dtypes, device, shape and C-order strides. Kept with the
-//   policy version and registry epoch it was decided under, and taken only while both are
-//   current, no explain log is open and the profiler is off: so every call that would
-//   explain or record itself is dispatched as before, and a pin or a newly registered
-//   kernel takes effect at once.
-// - Only the candidate a decision tries first, not a BestPerformance timing: the kernel
-//   any later call of that key would choose.
-// - A plan may decline a call (a view off its vector alignment); the call is dispatched.
-// - One plan per op and thread: a loop over two layouts plans again at each change.
 struct ThreadState {
   std::unordered_map<uint64_t, std::unique_ptr<CachedDecision>> cache;
   std::vector<std::vector<DecisionRecord>> logs;
@@ -75,8 +57,6 @@ struct ThreadState {
     CachedDecision* decision = nullptr;
   };
   std::vector<Last> last;  // by OpId
-  std::vector<ReplayEntry> replays;  // by OpId (Note [Replayed calls])
-  uint64_t replayed = 0;             // calls that took their replay (tests)
 };
 ThreadState& thread_state() { return PerThread<ThreadState>::get(); }
 
@@ -376,70 +356,19 @@ void dispatch(OpId op, const KernelCall& call) {
 }
 
 void dispatch_keeping_replay(OpId op, const KernelCall& call) {
-  ThreadState& state = thread_state();
-  Selection s = select(state, op, call, true);
+  Selection s = select(thread_state(), op, call, true);
   if (profiler::mode()) [[unlikely]]
     return run_profiled(s.decision, s.kernel, s.why, call, [&] { s.kernel.run(call); });
   s.kernel.run(call);
-  // Note [Replayed calls]: the plan of a call laid out to be replayed.
-  if (!s.kernel.plan_replay || s.decision.timed ||
-      &s.kernel != s.decision.candidates.front().get() || call.num_outputs != 1 ||
-      call.num_inputs < 1 || call.num_inputs > 3)
-    return;
-  const Tensor& out = call.out();
-  Dims strides = contiguous_strides(out.shape());
-  if (!(out.strides() == strides) || out.byte_offset() != 0) return;
-  for (int i = 0; i < call.num_inputs; ++i) {
-    const Tensor& t = call.in(i);
-    if (t.device() != out.device() || !(t.shape() == out.shape()) || !(t.strides() == strides))
-      return;
-  }
-  if (op >= state.replays.size()) state.replays.resize(size_t{op} + 1);
-  ReplayEntry& r = state.replays[op];
-  r.plan.run = nullptr;
-  ReplayPlan plan;
-  if (!s.kernel.plan_replay(call, plan)) return;
-  r.num_inputs = call.num_inputs;
-  for (int i = 0; i < call.num_inputs; ++i) r.in[i] = call.in(i).dtype();
-  r.out = out.dtype();
-  r.device = out.device();
-  r.shape = out.shape();
-  r.strides = std::move(strides);
-  r.out_nbytes = out.numel() * static_cast<int64_t>(out.itemsize());
-  r.policy_version = s.decision.policy_version;
-  r.registry_epoch = s.decision.registry_epoch;
-  r.kernel = s.decision.candidates.front();
-  r.plan = plan;
+  // Note [Replayed calls] (core/replay.cpp): only the kernel any later call of this key
+  // would choose, the decision's first candidate, and not a BestPerformance timing.
+  if (s.kernel.plan_replay && !s.decision.timed &&
+      &s.kernel == s.decision.candidates.front().get())
+    keep_replay(op, call, s.decision.candidates.front(), s.decision.policy_version,
+                s.decision.registry_epoch);
 }
 
-const ReplayEntry* find_replay(OpId op, const Tensor* const* inputs, int num_inputs) {
-  ThreadState& state = thread_state();
-  if (op >= state.replays.size()) return nullptr;
-  const ReplayEntry& r = state.replays[op];
-  if (!r.plan.run || r.num_inputs != num_inputs) return nullptr;
-  for (int i = 0; i < num_inputs; ++i) {
-    const Tensor& t = *inputs[i];
-    if (t.dtype() != r.in[i] || t.device() != r.device || !(t.shape() == r.shape) ||
-        !(t.strides() == r.strides))
-      return nullptr;
-  }
-  if (!state.logs.empty() || profiler::mode()) return nullptr;
-  if (current_policy()->version() != r.policy_version ||
-      KernelRegistry::global().epoch() != r.registry_epoch)
-    return nullptr;
-  ++state.replayed;
-  return &r;
-}
-
-Tensor replay(const ReplayEntry& entry, OpId op, const Tensor* const* inputs, int num_inputs) {
-  Tensor out(Storage::allocate(static_cast<size_t>(entry.out_nbytes), entry.device),
-             entry.shape, entry.strides, entry.out);
-  KernelCall call{inputs, num_inputs, &out, 1, nullptr};
-  if (!entry.plan.run(entry.plan, call)) dispatch(op, call);
-  return out;
-}
-
-uint64_t replayed_calls() { return thread_state().replayed; }
+bool explain_log_open() { return !thread_state().logs.empty(); }
 
 void run_selected(OpId op, const KernelCall& call,
                   const std::function<void(const KernelInfo&)>& body) {

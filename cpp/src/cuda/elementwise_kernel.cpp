@@ -132,6 +132,27 @@ unsigned threads_for(int64_t steps, int64_t unroll) {
   return static_cast<unsigned>(std::max<int64_t>(32, (per_thread + 31) / 32 * 32));
 }
 
+// The dense kernels' launch: its grid for n elements loaded `vector` at a time, `unroll`
+// vectors a thread, and its arguments (DenseArgs<4> of cpp/kernels/xrt/elementwise.cuh).
+struct DenseLaunch {
+  unsigned blocks, threads;
+
+  DenseLaunch(int64_t n, int vector, int unroll)
+      : blocks(blocks_for(n / vector, int64_t(kBlock) * unroll)),
+        threads(threads_for(n / vector, unroll)) {}
+
+  void operator()(CUfunction fn, char* const* ptr, int64_t n, const HostValues& values,
+                  CUstream stream) const {
+    struct {
+      char* ptr[kMaxArgs];
+      int64_t n;
+      HostValues values;
+    } args = {{ptr[0], ptr[1], ptr[2], ptr[3]}, n, values};
+    void* params[] = {&args};
+    launch(fn, Dim3{blocks}, Dim3{threads}, 0, stream, params);
+  }
+};
+
 }  // namespace
 
 void ElementwiseKernel::run(const KernelCall& call) {
@@ -178,15 +199,7 @@ void ElementwiseKernel::run(const KernelCall& call) {
   CUfunction fn = function(device, dtype, layout);
   CUstream stream = current_stream(device);
   if (layout.dense) {
-    struct {  // DenseArgs<4>
-      char* ptr[kMaxArgs];
-      int64_t n;
-      HostValues values;
-    } args = {{plan.ptr[0], plan.ptr[1], plan.ptr[2], plan.ptr[3]}, n, values};
-    void* params[] = {&args};
-    int unroll = unroll_of(dtype);
-    unsigned blocks = blocks_for(n / layout.vector, int64_t(kBlock) * unroll);
-    launch(fn, Dim3{blocks}, Dim3{threads_for(n / layout.vector, unroll)}, 0, stream, params);
+    DenseLaunch(n, layout.vector, unroll_of(dtype))(fn, plan.ptr, n, values, stream);
   } else {
     // StridedArgs<ND>: ptr[4], size[ND], stride[4][ND], n (all 8-byte fields), then the
     // host values at the next 16-byte boundary.
@@ -207,12 +220,12 @@ void ElementwiseKernel::run(const KernelCall& call) {
 
 namespace {
 
-// A dense call of one shape, replayed (Note [Replayed calls] in core/dispatcher.cpp): the
+// A dense call of one shape, replayed (Note [Replayed calls] in core/replay.cpp): the
 // compiled function and launch of run()'s dense branch, for new pointers.
 struct DenseReplay {
   CUfunction fn;
   int64_t n;
-  unsigned blocks, threads;
+  DenseLaunch launch;
   int device, nargs;
   uintptr_t misaligned[kMaxArgs];  // address bits that must be clear for the vector loads
 };
@@ -227,18 +240,14 @@ bool replay_dense(const ReplayPlan& plan, const KernelCall& call) {
   }
   if (bits) return false;  // a view off the vector alignment: dispatched as usual
   activate(r.device);
-  struct {  // DenseArgs<4>, as run() passes it
-    char* ptr[kMaxArgs];
-    int64_t n;
-    HostValues values;
-  } args = {{ptr[0], ptr[1], ptr[2], ptr[3]}, r.n, HostValues{}};
-  void* params[] = {&args};
-  launch(r.fn, Dim3{r.blocks}, Dim3{r.threads}, 0, current_stream(r.device), params);
+  r.launch(r.fn, ptr, r.n, HostValues{}, current_stream(r.device));
   return true;
 }
 
 }  // namespace
 
+// The caller has checked the layout: inputs and output contiguous, of one shape, on one
+// device (ReplayPlanner).
 bool ElementwiseKernel::plan_replay(const KernelCall& call, ReplayPlan& replay) {
   const Tensor& out = call.out();
   const int nargs = 1 + static_cast<int>(spec_.family);
@@ -247,28 +256,23 @@ bool ElementwiseKernel::plan_replay(const KernelCall& call, ReplayPlan& replay) 
   plan.nargs = nargs;
   for (int k = 0; k < nargs; ++k) {
     const Tensor& t = k == 0 ? out : call.in(k - 1);
-    if (t.device() != out.device() || !t.is_contiguous() || !(t.shape() == out.shape()))
-      return false;
     plan.ptr[k] = t.data();
     plan.item[k] = static_cast<int64_t>(t.itemsize());
   }
-  const int device = out.device().index;
   DType dtype = spec_.family == Family::Where ? call.in(1).dtype() : call.in(0).dtype();
   Layout layout;  // dense, no scalars: what run() chose for this call
   layout.vector = vector_elements(dtype, plan, 0);
   // Only a call with the full vector width: a plan made on a view off the alignment would
   // keep later aligned calls on scalar loads.
   if (layout.vector != max_vector(dtype)) return false;
+  const int device = out.device().index;
+  const int64_t n = out.numel();
+  replay.as<DenseReplay>() = {function(device, dtype, layout), n,
+                              DenseLaunch(n, layout.vector, unroll_of(dtype)), device, nargs,
+                              {}};
   DenseReplay& r = replay.as<DenseReplay>();
-  r.fn = function(device, dtype, layout);
-  r.n = out.numel();
-  int unroll = unroll_of(dtype);
-  r.blocks = blocks_for(r.n / layout.vector, int64_t(kBlock) * unroll);
-  r.threads = threads_for(r.n / layout.vector, unroll);
-  r.device = device;
-  r.nargs = nargs;
-  for (int k = 0; k < kMaxArgs; ++k)
-    r.misaligned[k] = k < nargs ? static_cast<uintptr_t>(plan.item[k] * layout.vector - 1) : 0;
+  for (int k = 0; k < nargs; ++k)
+    r.misaligned[k] = static_cast<uintptr_t>(plan.item[k] * layout.vector - 1);
   replay.run = &replay_dense;
   return true;
 }

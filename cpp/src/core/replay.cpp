@@ -1,0 +1,125 @@
+// cpp/src/core/replay.cpp: replayed calls, the dispatcher's shortcut for a call that
+// repeats the thread's last call of its op.
+//
+// Note [Replayed calls]: a loop of tiny ops calls one op on tensors of one layout over and
+// over, and every call decided its kernel, then planned its launch (layout, vector width,
+// compiled function, grid), to the same result. On the GPU hosts the host time of such an
+// op follows the code it runs (Note [Where the host time of a tiny op goes] in
+// cpp/src/cuda/host_costs.cpp), so an op whose inputs and output are contiguous and of one
+// shape keeps its kernel's replay plan, and a call that repeats it runs the plan.
+// - Only kernels that offer a plan (KernelInfo::plan_replay: the elementwise ones; on the
+//   CPU the plan is the kernel's loop, which plans its own layout) and only the ops that
+//   ask (the unary and binary elementwise functions and operators).
+// - The key: the op, the inputs' dtypes, device, shape and C-order strides. Kept with the
+//   policy version and registry epoch it was decided under, and taken only while both are
+//   current, no explain log is open and the profiler is off: so every call that would
+//   explain or record itself is dispatched as before, and a pin or a newly registered
+//   kernel takes effect at once.
+// - Only the candidate a decision tries first, not a BestPerformance timing: the kernel
+//   any later call of that key would choose (dispatch_keeping_replay in dispatcher.cpp).
+// - A plan may decline a call (a view off its vector alignment); the call is dispatched.
+// - One plan per op and thread: a loop over two layouts plans again at each change.
+#include "core/replay.h"
+
+#include <vector>
+
+#include "core/per_thread.h"
+#include "xpuruntime/profiler.h"
+
+namespace xrt {
+
+struct ReplayEntry {
+  int num_inputs = 0;
+  DType in[3] = {};
+  DType out = DType::Bool;
+  Device device;
+  Dims shape;
+  Dims strides;  // C order: the inputs' and the output's
+  int64_t out_nbytes = 0;
+  uint64_t policy_version = 0;
+  uint64_t registry_epoch = 0;
+  KernelRef kernel;  // keeps what the plan points into
+  ReplayPlan plan;
+};
+
+namespace {
+
+struct Replays {
+  std::vector<ReplayEntry> entries;  // by OpId
+  uint64_t taken = 0;                // calls that found their entry (tests)
+};
+Replays& replays() { return PerThread<Replays>::get(); }
+
+// The strides of a contiguous tensor of t's shape, in C order (not merely contiguous: a
+// size-1 axis may carry any stride there).
+bool c_order(const Tensor& t) {
+  int64_t step = 1;
+  for (int d = t.ndim() - 1; d >= 0; --d) {
+    if (t.strides()[d] != step) return false;
+    step *= t.shape()[d];
+  }
+  return true;
+}
+
+}  // namespace
+
+void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel,
+                 uint64_t policy_version, uint64_t registry_epoch) {
+  Replays& state = replays();
+  if (op >= state.entries.size()) state.entries.resize(size_t{op} + 1);
+  ReplayEntry& r = state.entries[op];
+  r.plan.run = nullptr;
+  if (call.num_outputs != 1 || call.num_inputs < 1 || call.num_inputs > 3) return;
+  const Tensor& out = call.out();
+  if (out.byte_offset() != 0 || !c_order(out)) return;
+  for (int i = 0; i < call.num_inputs; ++i) {
+    const Tensor& t = call.in(i);
+    if (t.device() != out.device() || !(t.shape() == out.shape()) ||
+        !(t.strides() == out.strides()))
+      return;
+  }
+  ReplayPlan plan;
+  if (!kernel->plan_replay(call, plan)) return;
+  r.num_inputs = call.num_inputs;
+  for (int i = 0; i < call.num_inputs; ++i) r.in[i] = call.in(i).dtype();
+  r.out = out.dtype();
+  r.device = out.device();
+  r.shape = out.shape();
+  r.strides = out.strides();
+  r.out_nbytes = out.numel() * static_cast<int64_t>(out.itemsize());
+  r.policy_version = policy_version;
+  r.registry_epoch = registry_epoch;
+  r.kernel = kernel;
+  r.plan = plan;
+}
+
+const ReplayEntry* find_replay(OpId op, const Tensor* const* inputs, int num_inputs) {
+  Replays& state = replays();
+  if (op >= state.entries.size()) return nullptr;
+  const ReplayEntry& r = state.entries[op];
+  if (!r.plan.run || r.num_inputs != num_inputs) return nullptr;
+  for (int i = 0; i < num_inputs; ++i) {
+    const Tensor& t = *inputs[i];
+    if (t.dtype() != r.in[i] || t.device() != r.device || !(t.shape() == r.shape) ||
+        !(t.strides() == r.strides))
+      return nullptr;
+  }
+  if (explain_log_open() || profiler::mode()) return nullptr;
+  if (current_policy()->version() != r.policy_version ||
+      KernelRegistry::global().epoch() != r.registry_epoch)
+    return nullptr;
+  ++state.taken;
+  return &r;
+}
+
+Tensor replay(const ReplayEntry& entry, OpId op, const Tensor* const* inputs, int num_inputs) {
+  Tensor out(Storage::allocate(static_cast<size_t>(entry.out_nbytes), entry.device),
+             entry.shape, entry.strides, entry.out);
+  KernelCall call{inputs, num_inputs, &out, 1, nullptr};
+  if (!entry.plan.run(entry.plan, call)) dispatch(op, call);
+  return out;
+}
+
+uint64_t replayed_calls() { return replays().taken; }
+
+}  // namespace xrt
