@@ -45,7 +45,7 @@ using DTypePredicate = std::function<bool(const DTypeSignature&)>;
 using CallPredicate = std::function<bool(const KernelCall&)>;
 
 /// How a kernel runs again a call laid out as one it has just run (Note [Replayed calls] in
-/// core/dispatcher.cpp): `run` with the kernel's own `data` (a compiled function, launch
+/// core/replay.cpp): `run` with the kernel's own `data` (a compiled function, launch
 /// dimensions). `run` returns false, having done nothing, for a call it cannot take (data
 /// misaligned for its vector loads); the caller then dispatches it.
 struct ReplayPlan {

@@ -54,7 +54,7 @@ void cpu::register_kernels(KernelRegistry& r) {
     variants.push_back({"avx2", cpu::avx2::kUnaryMath, cpu::avx2::kBinaryMath,
                         cpu::avx2::kRowKernels, 5});
 #endif
-  // Note [Replayed calls] (core/dispatcher.cpp): a CPU elementwise loop plans its own
+  // Note [Replayed calls] (core/replay.cpp): a CPU elementwise loop plans its own
   // layout on every call, so its replay is the loop itself, without the decision.
   auto replayed = [](cpu::KernelFnPtr fn) {
     return [fn](const KernelCall&, ReplayPlan& plan) {

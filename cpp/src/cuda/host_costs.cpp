@@ -64,7 +64,7 @@
 // Python 36, libc 22, libstdc++ 8). Storage headers from a per-thread list (Note [Pooled
 // storage headers] in core/storage.cpp) and a futex mutex in the caching allocator (Note
 // [Light mutex] in core/light_mutex.h) took libc off the path: 3,066 and 285. Replayed
-// calls (Note [Replayed calls] in core/dispatcher.cpp): 2,430 and about 215. One H100
+// calls (Note [Replayed calls] in core/replay.cpp): 2,430 and about 215. One H100
 // host, the session's first and last builds alternating in seven processes each (2 s of
 // warm-up, bursts as bench_cuda_host_cost.py times them): our part of `a + b` 1.03 -> 0.79
 // us median (0.47-0.86 for the new build), `xrt.add(a, b)` 1.09 -> 0.77, `exp(a)` 0.85 ->
