@@ -498,6 +498,43 @@ def test_a_replay_gives_way_to_explain_the_profiler_pins_and_new_kernels():
     assert_tensor_equal(a + b, np.full(5, 2.0))
 
 
+def test_an_inplace_operator_repeats_the_kept_call():
+    a = xrt.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    b = xrt.asarray(np.full((3, 4), 0.5, np.float32))
+    a + b  # decided and kept
+    before = replayed()
+    for _ in range(3):
+        a += b
+    assert replayed() == before + 3
+    assert_tensor_equal(a, np.arange(12, dtype=np.float32).reshape(3, 4) + 1.5)
+    a += a  # a itself may be the other operand
+    assert replayed() == before + 4
+    assert_tensor_equal(a, (np.arange(12, dtype=np.float32).reshape(3, 4) + 1.5) * 2)
+
+
+def test_an_inplace_operator_with_an_overlapping_operand_takes_its_own_path():
+    """b overlaps a shifted: the kept call's key matches, but a's writes would reach b's
+    unread elements; the operator copies b first, as NumPy's result shows."""
+    x = xrt.asarray(np.arange(17, dtype=np.float32))
+    xrt.ones(16) + xrt.ones(16)  # kept: two contiguous float32 (16,)
+    a, b = x[:16], x[1:]
+    before = replayed()
+    a += b
+    assert replayed() == before
+    want = np.arange(17, dtype=np.float32)
+    want[:16] += want[1:].copy()
+    assert_tensor_equal(x, want)
+
+
+def test_an_inplace_operator_that_would_change_the_dtype_still_raises():
+    a = xrt.asarray(np.arange(4, dtype=np.int8))
+    b = xrt.asarray(np.full(4, 300, np.int16))
+    a + b  # kept: int8 + int16 -> int16
+    with pytest.raises(TypeError, match="in-place add would change the dtype"):
+        a += b
+    assert_tensor_equal(a, np.arange(4, dtype=np.int8))
+
+
 def test_replays_are_kept_per_thread():
     a, b = xrt.ones(7), xrt.ones(7)
     counts = []

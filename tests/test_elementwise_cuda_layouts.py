@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import xpuruntime as xrt
-from common import COMPLEX, INTEGER, tensor
+from common import COMPLEX, INTEGER, tensor, to_numpy
 from elementwise_cuda_helpers import CUDA, rng, _random, gpu, host, same, close, both
 
 
@@ -332,8 +332,9 @@ def test_cuda_replayed_calls_match_the_cpu(dtype, shape):
 @pytest.mark.cuda
 def test_cuda_replay_declines_views_off_the_vector_alignment():
     """A call of the kept shape on views 4 bytes off the 16-byte alignment cannot take the
-    kept vector launch: it is dispatched, to the same values; and a call made on such views
-    keeps no plan, so later aligned calls keep their vector loads."""
+    kept vector launch: it is dispatched, to the same values, and the aligned plan stays;
+    and a call made on such views keeps no plan, so later aligned calls keep their vector
+    loads."""
     base_a = _random("float32", 65)
     base_b = _random("float32", 65)
     a, b = gpu(base_a), gpu(base_b)
@@ -342,8 +343,10 @@ def test_cuda_replay_declines_views_off_the_vector_alignment():
     full_a + full_b
     before = replayed()
     same(a[1:] + b[1:], base_a[1:] + base_b[1:])  # the key matches; the plan declines
-    assert replayed() == before + 1
     same(a[1:] + b[1:], base_a[1:] + base_b[1:])
+    assert replayed() == before
+    same(full_a + full_b, base_a[:64] + base_b[:64])  # the aligned plan is still kept
+    assert replayed() == before + 1
     # Misaligned first: nothing kept, every such call dispatched.
     c, d = gpu(base_a[:33]), gpu(base_b[:33])
     x, y = xrt.reshape(c, (-1,))[1:], xrt.reshape(d, (-1,))[1:]
@@ -351,6 +354,90 @@ def test_cuda_replay_declines_views_off_the_vector_alignment():
     before = replayed()
     same(x * y, base_a[1:33] * base_b[1:33])
     assert replayed() == before
+
+
+SCALARS = {"bool": [True, False, True], "int": [3, -7, 11], "uint": [3, 7, 200],
+           "float": [0.5, -2.25, 3.0],
+           "complex": [1 + 2j, -0.5j, 2.0]}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype,kind", [
+    ("float32", "float"), ("float64", "int"), ("float16", "float"), ("int32", "int"),
+    ("int64", "int"), ("uint8", "uint"), ("complex64", "complex"), ("complex128", "float"),
+    ("bool", "bool"), ("int8", "bool"),
+])
+@pytest.mark.parametrize("shape", [(), (1,), (37,), (3, 129)])
+def test_cuda_replayed_calls_with_host_scalars_match_the_cpu(dtype, kind, shape):
+    """`x + 1.0` on CUDA (a host scalar beside the array) repeats its kept launch, in either
+    order and in place, and reads each call's own value."""
+    n = int(np.prod(shape))
+    x_host = _random(dtype, n).reshape(shape)
+    x = gpu(x_host)
+    ops = [xrt.logical_or] if dtype == "bool" else [xrt.multiply, xrt.not_equal]
+    for op in ops:
+        for scalar_first in (False, True):
+            def call(t, v, op=op):
+                return op(v, t) if scalar_first else op(t, v)
+            call(x, SCALARS[kind][0])  # decided and kept
+            before = replayed()
+            for v in SCALARS[kind]:
+                got = call(x, v)
+                want = call(tensor(x_host), v)
+                assert got.shape == shape and got.dtype == want.dtype
+                same(got, want)
+            assert replayed() == before + 3
+    if dtype == "bool":
+        return
+    y_host = x_host.copy()
+    y = gpu(y_host)
+    y * SCALARS[kind][0]
+    before = replayed()
+    for v in SCALARS[kind]:
+        y *= v
+        y_host = to_numpy(tensor(y_host) * v)
+    same(y, tensor(y_host))
+    assert replayed() == before + 3
+
+
+@pytest.mark.cuda
+def test_cuda_replayed_host_scalar_off_the_vector_alignment_takes_its_own_path():
+    base = _random("float32", 65)
+    a = gpu(base)
+    a[:64] + 2.0
+    a[:64] + 2.0
+    before = replayed()
+    same(a[1:] + 2.0, base[1:] + np.float32(2.0))  # the key matches; the plan declines
+    same(3.0 - a[1:], np.float32(3.0) - base[1:])
+    assert replayed() == before
+    same(a[:64] + 4.0, base[:64] + np.float32(4.0))
+    assert replayed() == before + 1
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "complex64"])
+def test_cuda_inplace_operators_repeat_the_kept_call(dtype):
+    a_host = _random(dtype, 300)
+    b_host = _random(dtype, 300)
+    a, b = gpu(a_host), gpu(b_host)
+    a - b
+    want = tensor(a_host)
+    before = replayed()
+    for _ in range(3):
+        a -= b
+        want = want - tensor(b_host)
+    assert replayed() == before + 3
+    same(a, want)
+    # Overlapping shifted: the operator copies its operand first.
+    x_host = _random(dtype, 301)
+    x = gpu(x_host)
+    front, back = x[:300], x[1:]
+    before = replayed()
+    front -= back
+    assert replayed() == before
+    want = x_host.copy()
+    want[:300] = to_numpy(tensor(x_host[:300]) - tensor(x_host[1:]))
+    same(x, tensor(want))
 
 
 @pytest.mark.cuda

@@ -38,16 +38,22 @@ void dispatch_keeping_replay(OpId op, const KernelCall& call);
 struct ReplayEntry;
 
 /// The entry kept for this thread's last call of op when these inputs repeat it (the same
-/// dtypes, device, shape and C-order strides), nothing that decides a kernel has changed
-/// since (policy, registered kernels), no explain log is open and the profiler is off;
-/// nullptr otherwise.
+/// dtypes, device, shape and C-order strides; a 0-d CPU tensor where the call had a host
+/// scalar), nothing that decides a kernel has changed since (policy, registered kernels),
+/// no explain log is open and the profiler is off; nullptr otherwise.
 const ReplayEntry* find_replay(OpId op, const Tensor* const* inputs, int num_inputs);
 
 /// Runs a call of op on inputs that find_replay matched to `entry`: a new output, and the
-/// kept plan (or dispatch() where the plan declines the call).
+/// kept plan (or dispatch() where the plan declines the call). Where the plan declines a
+/// call with host scalars, an undefined Tensor: the caller takes its own path.
 Tensor replay(const ReplayEntry& entry, OpId op, const Tensor* const* inputs, int num_inputs);
 
-/// How many calls find_replay has found an entry for on this thread (tests, benchmarks).
+/// The kept plan run into out (an in-place operator: out is inputs[0]); false, having done
+/// nothing, where out's dtype is not the entry's or the plan declines the call.
+bool replay_into(const ReplayEntry& entry, const Tensor* const* inputs, int num_inputs,
+                 Tensor& out);
+
+/// How many calls have run a kept plan on this thread (tests, benchmarks).
 uint64_t replayed_calls();
 
 /// Whether an explain log is open on this thread.

@@ -172,7 +172,10 @@ namespace {
   const Tensor& x = conform(a, dtype, shape, hold_a);
   const Tensor& y = conform(b, dtype, shape, hold_b);
   Tensor out = empty_following(shape, result_dtype(info, dtype), device, {&x, &y});
-  run(OpIds::get().binary[static_cast<int>(op)], {&x, &y}, out);
+  const Tensor* inputs[] = {&x, &y};
+  // Note [Replayed calls]: kept where the conformed call is one (a host scalar broadcast).
+  dispatch_keeping_replay(OpIds::get().binary[static_cast<int>(op)],
+                          KernelCall{inputs, 2, &out, 1, nullptr});
   return out;
 }
 
@@ -210,7 +213,19 @@ void binary_inplace_unchecked(BinaryOp op, Tensor& a, const Tensor& b) {
   }
   Tensor hold;
   const Tensor& y = conform(*other, dtype, a.shape(), hold);
-  run(OpIds::get().binary[static_cast<int>(op)], {&a, &y}, a);
+  const Tensor* inputs[] = {&a, &y};
+  dispatch_keeping_replay(OpIds::get().binary[static_cast<int>(op)],
+                          KernelCall{inputs, 2, &a, 1, nullptr});
+}
+
+// a op= b by the entry kept for a call of op on (a, b) (Note [Replayed calls]); false where
+// there is none or it does not take the call. b may not overlap a but as a itself.
+bool replayed_inplace(BinaryOp op, Tensor& a, const Tensor& b) {
+  OpId id = OpIds::get().binary[static_cast<int>(op)];
+  const Tensor* inputs[] = {&a, &b};
+  const ReplayEntry* entry = find_replay(id, inputs, 2);
+  if (!entry || (a.device() == b.device() && overlaps_differently(a, b))) return false;
+  return replay_into(*entry, inputs, 2, a);
 }
 
 void check_host_scalar(const Tensor& scalar, const char* op) {
@@ -232,11 +247,15 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 void binary_inplace(BinaryOp op, Tensor& a, const Tensor& b) {
   check_writable(a);
   check_same_device(a, b, binary_info(op).name);
-  binary_inplace_unchecked(op, a, b);
+  if (!replayed_inplace(op, a, b)) binary_inplace_unchecked(op, a, b);
 }
 
 Tensor binary_with_host_scalar(BinaryOp op, const Tensor& a, const Tensor& b) {
   if (a.device() == b.device()) return binary(op, a, b);
+  OpId id = OpIds::get().binary[static_cast<int>(op)];
+  const Tensor* inputs[] = {&a, &b};
+  if (const ReplayEntry* entry = find_replay(id, inputs, 2))  // Note [Replayed calls]
+    if (Tensor out = replay(*entry, id, inputs, 2); out.defined()) return out;
   bool scalar_first = a.device().is_cpu();
   check_host_scalar(scalar_first ? a : b, binary_info(op).name);
   return binary_on(op, a, b, scalar_first ? b.device() : a.device());
@@ -246,7 +265,7 @@ void binary_inplace_with_host_scalar(BinaryOp op, Tensor& a, const Tensor& scala
   if (a.device() == scalar.device()) return binary_inplace(op, a, scalar);
   check_writable(a);
   check_host_scalar(scalar, binary_info(op).name);
-  binary_inplace_unchecked(op, a, scalar);
+  if (!replayed_inplace(op, a, scalar)) binary_inplace_unchecked(op, a, scalar);
 }
 
 Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y) {

@@ -18,7 +18,16 @@
 // - Only the candidate a decision tries first, not a BestPerformance timing: the kernel
 //   any later call of that key would choose (dispatch_keeping_replay in dispatcher.cpp).
 // - A plan may decline a call (a view off its vector alignment); the call is dispatched.
-// - One plan per op and thread: a loop over two layouts plans again at each change.
+// - One plan per op and thread: a loop over two replayable layouts plans again at each
+//   change. A call that cannot be kept (another layout, a plan declined) leaves the entry
+//   as it was, for the next call of its key.
+// - Host scalars (`x + 1.0` on CUDA: a 0-d CPU tensor, Note [Host scalars] in
+//   xpuruntime/elementwise.h) are part of the key as such: the call is kept as the kernel
+//   saw it, the scalar broadcast over the output, and a later call whose input in that
+//   place is a 0-d CPU tensor of the dtype repeats it; the plan reads the value. A plan
+//   that declines such a call leaves it to the caller (the scalar is not broadcast there).
+// - In-place operators (`a += b`) repeat an entry too, writing into a: their key is the
+//   same call with a for its output.
 #include "core/replay.h"
 
 #include <vector>
@@ -32,6 +41,7 @@ struct ReplayEntry {
   int num_inputs = 0;
   DType in[3] = {};
   DType out = DType::Bool;
+  unsigned host = 0;  // inputs that are host scalars (bit i: input i)
   Device device;
   Dims shape;
   Dims strides;  // C order: the inputs' and the output's
@@ -46,7 +56,7 @@ namespace {
 
 struct Replays {
   std::vector<ReplayEntry> entries;  // by OpId
-  uint64_t taken = 0;                // calls that found their entry (tests)
+  uint64_t taken = 0;                // calls that ran their entry's plan (tests)
 };
 Replays& replays() { return PerThread<Replays>::get(); }
 
@@ -61,26 +71,39 @@ bool c_order(const Tensor& t) {
   return true;
 }
 
+// A host scalar as the kernel sees it: one value broadcast over out (every stride zero).
+bool is_broadcast_value(const Tensor& t, const Tensor& out) {
+  if (!(t.shape() == out.shape())) return false;
+  for (int d = 0; d < t.ndim(); ++d)
+    if (t.strides()[d] != 0) return false;
+  return true;
+}
+
 }  // namespace
 
 void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel,
                  uint64_t policy_version, uint64_t registry_epoch) {
-  Replays& state = replays();
-  if (op >= state.entries.size()) state.entries.resize(size_t{op} + 1);
-  ReplayEntry& r = state.entries[op];
-  r.plan.run = nullptr;
   if (call.num_outputs != 1 || call.num_inputs < 1 || call.num_inputs > 3) return;
   const Tensor& out = call.out();
   if (out.byte_offset() != 0 || !c_order(out)) return;
+  unsigned host = 0;
   for (int i = 0; i < call.num_inputs; ++i) {
     const Tensor& t = call.in(i);
+    if (t.device() != out.device() && t.device().is_cpu() && is_broadcast_value(t, out)) {
+      host |= 1u << i;
+      continue;
+    }
     if (t.device() != out.device() || !(t.shape() == out.shape()) ||
         !(t.strides() == out.strides()))
       return;
   }
   ReplayPlan plan;
   if (!kernel->plan_replay(call, plan)) return;
+  Replays& state = replays();
+  if (op >= state.entries.size()) state.entries.resize(size_t{op} + 1);
+  ReplayEntry& r = state.entries[op];
   r.num_inputs = call.num_inputs;
+  r.host = host;
   for (int i = 0; i < call.num_inputs; ++i) r.in[i] = call.in(i).dtype();
   r.out = out.dtype();
   r.device = out.device();
@@ -100,15 +123,18 @@ const ReplayEntry* find_replay(OpId op, const Tensor* const* inputs, int num_inp
   if (!r.plan.run || r.num_inputs != num_inputs) return nullptr;
   for (int i = 0; i < num_inputs; ++i) {
     const Tensor& t = *inputs[i];
-    if (t.dtype() != r.in[i] || t.device() != r.device || !(t.shape() == r.shape) ||
-        !(t.strides() == r.strides))
+    if (t.dtype() != r.in[i]) return nullptr;
+    if (r.host >> i & 1u) {
+      if (t.ndim() != 0 || !t.device().is_cpu()) return nullptr;
+      continue;
+    }
+    if (t.device() != r.device || !(t.shape() == r.shape) || !(t.strides() == r.strides))
       return nullptr;
   }
   if (explain_log_open() || profiler::mode()) return nullptr;
   if (current_policy()->version() != r.policy_version ||
       KernelRegistry::global().epoch() != r.registry_epoch)
     return nullptr;
-  ++state.taken;
   return &r;
 }
 
@@ -116,8 +142,22 @@ Tensor replay(const ReplayEntry& entry, OpId op, const Tensor* const* inputs, in
   Tensor out(Storage::allocate(static_cast<size_t>(entry.out_nbytes), entry.device),
              entry.shape, entry.strides, entry.out);
   KernelCall call{inputs, num_inputs, &out, 1, nullptr};
-  if (!entry.plan.run(entry.plan, call)) dispatch(op, call);
+  if (entry.plan.run(entry.plan, call)) {
+    ++replays().taken;
+    return out;
+  }
+  if (entry.host) return Tensor();  // the caller broadcasts its host scalars
+  dispatch(op, call);
   return out;
+}
+
+bool replay_into(const ReplayEntry& entry, const Tensor* const* inputs, int num_inputs,
+                 Tensor& out) {
+  if (out.dtype() != entry.out) return false;
+  KernelCall call{inputs, num_inputs, &out, 1, nullptr};
+  if (!entry.plan.run(entry.plan, call)) return false;
+  ++replays().taken;
+  return true;
 }
 
 uint64_t replayed_calls() { return replays().taken; }

@@ -221,47 +221,58 @@ void ElementwiseKernel::run(const KernelCall& call) {
 namespace {
 
 // A dense call of one shape, replayed (Note [Replayed calls] in core/replay.cpp): the
-// compiled function and launch of run()'s dense branch, for new pointers.
+// compiled function and launch of run()'s dense branch, for new pointers and host values.
 struct DenseReplay {
   CUfunction fn;
   int64_t n;
   DenseLaunch launch;
   int device, nargs;
-  uintptr_t misaligned[kMaxArgs];  // address bits that must be clear for the vector loads
+  uint8_t misaligned[kMaxArgs];  // address bits that must be clear for the vector loads
+  uint8_t item[kMaxArgs];        // item sizes (a host scalar's value is copied)
+  unsigned host;                 // inputs that are host scalars (bit k - 1: operand k)
 };
 
 bool replay_dense(const ReplayPlan& plan, const KernelCall& call) {
   const DenseReplay& r = plan.as<DenseReplay>();
   char* ptr[kMaxArgs] = {call.out().data(), nullptr, nullptr, nullptr};
   uintptr_t bits = reinterpret_cast<uintptr_t>(ptr[0]) & r.misaligned[0];
+  HostValues values{};
   for (int k = 1; k < r.nargs; ++k) {
-    ptr[k] = call.in(k - 1).data();
+    const Tensor& t = call.in(k - 1);
+    if (r.host >> (k - 1) & 1u) {  // a 0-d CPU tensor: its value goes in the arguments
+      std::memcpy(values.bits[k - 1], t.data(), r.item[k]);
+      continue;
+    }
+    ptr[k] = t.data();
     bits |= reinterpret_cast<uintptr_t>(ptr[k]) & r.misaligned[k];
   }
   if (bits) return false;  // a view off the vector alignment: dispatched as usual
   activate(r.device);
-  r.launch(r.fn, ptr, r.n, HostValues{}, current_stream(r.device));
+  r.launch(r.fn, ptr, r.n, values, current_stream(r.device));
   return true;
 }
 
 }  // namespace
 
 // The caller has checked the layout: inputs and output contiguous, of one shape, on one
-// device (ReplayPlanner).
+// device, but for host scalars (ReplayPlanner).
 bool ElementwiseKernel::plan_replay(const KernelCall& call, ReplayPlan& replay) {
   const Tensor& out = call.out();
   const int nargs = 1 + static_cast<int>(spec_.family);
   if (call.num_inputs != nargs - 1 || out.numel() == 0) return false;
   Plan plan;
   plan.nargs = nargs;
+  unsigned host = 0;
   for (int k = 0; k < nargs; ++k) {
     const Tensor& t = k == 0 ? out : call.in(k - 1);
     plan.ptr[k] = t.data();
     plan.item[k] = static_cast<int64_t>(t.itemsize());
+    if (k > 0 && t.device().is_cpu()) host |= 1u << (k - 1);
   }
   DType dtype = spec_.family == Family::Where ? call.in(1).dtype() : call.in(0).dtype();
-  Layout layout;  // dense, no scalars: what run() chose for this call
-  layout.vector = vector_elements(dtype, plan, 0);
+  Layout layout;  // dense, the host scalars read as scalars: what run() chose for this call
+  layout.scalars = host;
+  layout.vector = vector_elements(dtype, plan, host);
   // Only a call with the full vector width: a plan made on a view off the alignment would
   // keep later aligned calls on scalar loads.
   if (layout.vector != max_vector(dtype)) return false;
@@ -269,10 +280,12 @@ bool ElementwiseKernel::plan_replay(const KernelCall& call, ReplayPlan& replay) 
   const int64_t n = out.numel();
   replay.as<DenseReplay>() = {function(device, dtype, layout), n,
                               DenseLaunch(n, layout.vector, unroll_of(dtype)), device, nargs,
-                              {}};
+                              {}, {}, host};
   DenseReplay& r = replay.as<DenseReplay>();
-  for (int k = 0; k < nargs; ++k)
-    r.misaligned[k] = static_cast<uintptr_t>(plan.item[k] * layout.vector - 1);
+  for (int k = 0; k < nargs; ++k) {
+    r.misaligned[k] = static_cast<uint8_t>(plan.item[k] * layout.vector - 1);
+    r.item[k] = static_cast<uint8_t>(plan.item[k]);
+  }
   replay.run = &replay_dense;
   return true;
 }
