@@ -223,9 +223,9 @@ void binary_inplace_unchecked(BinaryOp op, Tensor& a, const Tensor& b) {
 bool replayed_inplace(BinaryOp op, Tensor& a, const Tensor& b) {
   OpId id = OpIds::get().binary[static_cast<int>(op)];
   const Tensor* inputs[] = {&a, &b};
+  if (a.device() == b.device() && overlaps_differently(a, b)) return false;
   const ReplayEntry* entry = find_replay(id, inputs, 2);
-  if (!entry || (a.device() == b.device() && overlaps_differently(a, b))) return false;
-  return replay_into(*entry, inputs, 2, a);
+  return entry && replay_into(*entry, inputs, 2, a);
 }
 
 void check_host_scalar(const Tensor& scalar, const char* op) {

@@ -135,6 +135,7 @@ const ReplayEntry* find_replay(OpId op, const Tensor* const* inputs, int num_inp
   if (current_policy()->version() != r.policy_version ||
       KernelRegistry::global().epoch() != r.registry_epoch)
     return nullptr;
+  ++state.taken;  // uncounted again where the plan declines the call (the rare path)
   return &r;
 }
 
@@ -142,22 +143,20 @@ Tensor replay(const ReplayEntry& entry, OpId op, const Tensor* const* inputs, in
   Tensor out(Storage::allocate(static_cast<size_t>(entry.out_nbytes), entry.device),
              entry.shape, entry.strides, entry.out);
   KernelCall call{inputs, num_inputs, &out, 1, nullptr};
-  if (entry.plan.run(entry.plan, call)) {
-    ++replays().taken;
-    return out;
+  if (!entry.plan.run(entry.plan, call)) [[unlikely]] {
+    --replays().taken;
+    if (entry.host) out = Tensor();  // the caller broadcasts its host scalars
+    else dispatch(op, call);
   }
-  if (entry.host) return Tensor();  // the caller broadcasts its host scalars
-  dispatch(op, call);
-  return out;
+  return out;  // Note: one named result (a second would cost a move)
 }
 
 bool replay_into(const ReplayEntry& entry, const Tensor* const* inputs, int num_inputs,
                  Tensor& out) {
-  if (out.dtype() != entry.out) return false;
   KernelCall call{inputs, num_inputs, &out, 1, nullptr};
-  if (!entry.plan.run(entry.plan, call)) return false;
-  ++replays().taken;
-  return true;
+  if (out.dtype() == entry.out && entry.plan.run(entry.plan, call)) return true;
+  --replays().taken;
+  return false;
 }
 
 uint64_t replayed_calls() { return replays().taken; }
