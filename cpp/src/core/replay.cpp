@@ -18,8 +18,8 @@
 // - Only the candidate a decision tries first, not a BestPerformance timing: the kernel
 //   any later call of that key would choose (dispatch_keeping_replay in dispatcher.cpp).
 // - A plan may decline a call (a view off its vector alignment); the call is dispatched.
-// - One plan per op and thread: a loop over two replayable layouts plans again at each
-//   change. A call that cannot be kept (another layout, a plan declined) leaves the entry
+// - One plan per op and thread (and per side: CPU or device): a loop over two replayable
+//   layouts plans again at each change. A call that cannot be kept (another layout, a plan declined) leaves the entry
 //   as it was, for the next call of its key.
 // - Host scalars (`x + 1.0` on CUDA: a 0-d CPU tensor, Note [Host scalars] in
 //   xpuruntime/elementwise.h) are part of the key as such: the call is kept as the kernel
@@ -55,7 +55,7 @@ struct ReplayEntry {
 namespace {
 
 struct Replays {
-  std::vector<ReplayEntry> entries;  // by OpId
+  std::vector<ReplayEntry> entries;  // by OpId, CPU and device calls apart (slot())
   uint64_t taken = 0;                // calls that ran their entry's plan (tests)
 };
 Replays& replays() { return PerThread<Replays>::get(); }
@@ -79,6 +79,11 @@ bool is_broadcast_value(const Tensor& t, const Tensor& out) {
   return true;
 }
 
+// A CPU call and a device call of an op keep their entries apart, so that a loop of both
+// (a device result checked against the CPU's) replays each. A call with an input on a
+// device is a device call (an input on the CPU beside it is a host scalar).
+size_t slot(OpId op, bool on_device) { return size_t{op} * 2 + (on_device ? 1 : 0); }
+
 }  // namespace
 
 void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel,
@@ -100,8 +105,9 @@ void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel,
   ReplayPlan plan;
   if (!kernel->plan_replay(call, plan)) return;
   Replays& state = replays();
-  if (op >= state.entries.size()) state.entries.resize(size_t{op} + 1);
-  ReplayEntry& r = state.entries[op];
+  size_t at = slot(op, !out.device().is_cpu());
+  if (at >= state.entries.size()) state.entries.resize(at + 1);
+  ReplayEntry& r = state.entries[at];
   r.num_inputs = call.num_inputs;
   r.host = host;
   for (int i = 0; i < call.num_inputs; ++i) r.in[i] = call.in(i).dtype();
@@ -118,8 +124,11 @@ void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel,
 
 const ReplayEntry* find_replay(OpId op, const Tensor* const* inputs, int num_inputs) {
   Replays& state = replays();
-  if (op >= state.entries.size()) return nullptr;
-  const ReplayEntry& r = state.entries[op];
+  bool on_device = false;
+  for (int i = 0; i < num_inputs; ++i) on_device |= !inputs[i]->device().is_cpu();
+  size_t at = slot(op, on_device);
+  if (at >= state.entries.size()) return nullptr;
+  const ReplayEntry& r = state.entries[at];
   if (!r.plan.run || r.num_inputs != num_inputs) return nullptr;
   for (int i = 0; i < num_inputs; ++i) {
     const Tensor& t = *inputs[i];
