@@ -4,7 +4,9 @@
 // cpp/kernels/xrt/reduce.cuh (walks) and reducers.cuh (what each op computes, as the CPU's
 // reducers); planning and launching: reduce_launch.h.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <utility>
 
 #include "cuda/codegen.h"
 #include "cuda/kernel_check.h"
@@ -19,11 +21,10 @@ namespace {
 
 using namespace reduce;
 
-void reduce_into(const Spec& spec, const Tensor& x, const KernelCall& call, bool positions) {
+void reduce_into(Spec spec, const Tensor& x, const KernelCall& call, bool positions) {
   Problem p = problem_of(x, call.attrs->axes, positions);
-  Spec s = spec;
-  s.count = p.reduced.numel;
-  launcher_for(call.out()).run(s, p, call.out().data(), true);
+  spec.count = p.reduced.numel;
+  launcher_for(call.out()).run(spec, p, call.out().data(), true);
 }
 
 std::string type_of(DType d) { return device_type(d); }
@@ -37,12 +38,21 @@ template <const char* Family> void accumulate_kernel(const KernelCall& call) {
     const Tensor* inputs[] = {&cast};
     return accumulate_kernel<Family>(KernelCall{inputs, 1, call.outputs, 1, call.attrs});
   }
+  // The reducer's name for each (input, output) dtype pair, built once: building it was a
+  // tenth of a tiny sum's host instructions (Note [Reduction kernels remembered]).
+  static const auto names = [] {
+    std::array<std::array<std::string, kNumDTypes>, kNumDTypes> n;
+    for (int i = 0; i < kNumDTypes; ++i)
+      for (int o = 0; o < kNumDTypes; ++o)
+        n[i][o] = std::string("xrt::reduce::") + Family + "<" +
+                  type_of(static_cast<DType>(i)) + ", " + type_of(static_cast<DType>(o)) + ">";
+    return n;
+  }();
   Spec spec;
-  spec.reducer = std::string("xrt::reduce::") + Family + "<" + type_of(x.dtype()) + ", " +
-                 type_of(out) + ">";
+  spec.reducer = names[static_cast<int>(x.dtype())][static_cast<int>(out)];
   spec.in_size = static_cast<int64_t>(x.itemsize());
   spec.acc_size = sum_accumulator_size(out);
-  reduce_into(spec, x, call, false);
+  reduce_into(std::move(spec), x, call, false);
 }
 
 constexpr char kSum[] = "Sum", kProd[] = "Prod", kMean[] = "Mean";
@@ -62,7 +72,7 @@ template <bool Max> void extremum_kernel(const KernelCall& call) {
                  (Max ? "true" : "false") + ">";
   spec.in_size = static_cast<int64_t>(x.itemsize());
   spec.acc_size = compute_size(x.dtype());
-  reduce_into(spec, x, call, false);
+  reduce_into(std::move(spec), x, call, false);
 }
 
 template <bool Max> void arg_extremum_kernel(const KernelCall& call) {
@@ -73,7 +83,7 @@ template <bool Max> void arg_extremum_kernel(const KernelCall& call) {
                  (Max ? "true" : "false") + ">";
   spec.in_size = static_cast<int64_t>(x.itemsize());
   spec.acc_size = 16;
-  reduce_into(spec, x, call, true);
+  reduce_into(std::move(spec), x, call, true);
 }
 
 template <int Op> void truth_kernel(const KernelCall& call) {
@@ -84,7 +94,7 @@ template <int Op> void truth_kernel(const KernelCall& call) {
   spec.reducer = "xrt::reduce::Truth<" + type_of(x.dtype()) + ", " + ops[Op] + ">";
   spec.in_size = static_cast<int64_t>(x.itemsize());
   spec.acc_size = Op == 2 ? 8 : 4;
-  reduce_into(spec, x, call, false);
+  reduce_into(std::move(spec), x, call, false);
 }
 
 // var (Root false) and std: each output's mean (in the compute type M; float64 for
