@@ -69,6 +69,19 @@
 // warm-up, bursts as bench_cuda_host_cost.py times them): our part of `a + b` 1.03 -> 0.79
 // us median (0.47-0.86 for the new build), `xrt.add(a, b)` 1.09 -> 0.77, `exp(a)` 0.85 ->
 // 0.70; the bare launch there cost 2.75 us.
+//
+// Later the same day: replays of host scalars and in-place operators, and remembered
+// reduction kernels (Note [Reduction kernels remembered] in reduce_launch.cpp). Our module's
+// L1 instruction misses a call: `a + 1.0` 369 -> 234, `a += b` -> 66, `sum(a)` 470 -> ~360
+// (`a + b` 174). The session's first and last builds alternating in six processes each on
+// two H100 hosts, our part's median: `a + 1.0` 1.38 -> 0.94 and 1.23 -> 1.04 us, `a += b`
+// 0.63 -> 0.41 and 0.63 -> 0.53, `sum(a)` 1.55 -> 1.19 (first host), `a + b` 0.80 -> 0.73
+// and 0.80 -> 0.80 (its code did not change). On a third, noisier host
+// (bare launch 2.9-3.7 us within one process) seven processes each could not tell the
+// builds apart. Kept small blocks in the caching allocator (`a + b` 174 -> 149 misses with
+// everything else) stay out: one unexplained illegal-address failure of the CUDA suite when
+// they were first tried, though three full runs with them passed this time, and no gain
+// the noisy host's timing could show.
 #include <algorithm>
 #include <chrono>
 #include <functional>
