@@ -377,8 +377,8 @@ def test_cuda_replayed_calls_with_host_scalars_match_the_cpu(dtype, kind, shape)
     ops = [xrt.logical_or] if dtype == "bool" else [xrt.multiply, xrt.not_equal]
     for op in ops:
         for scalar_first in (False, True):
-            def call(t, v, op=op):
-                return op(v, t) if scalar_first else op(t, v)
+            def call(t, v, op=op, first=scalar_first):
+                return op(v, t) if first else op(t, v)
             wants = [call(tensor(x_host), v) for v in SCALARS[kind]]  # (CPU replays count)
             call(x, SCALARS[kind][0])  # decided and kept
             before = replayed()

@@ -19,8 +19,8 @@
 //   any later call of that key would choose (dispatch_keeping_replay in dispatcher.cpp).
 // - A plan may decline a call (a view off its vector alignment); the call is dispatched.
 // - One plan per op and thread (and per side: CPU or device): a loop over two replayable
-//   layouts plans again at each change. A call that cannot be kept (another layout, a plan declined) leaves the entry
-//   as it was, for the next call of its key.
+//   layouts plans again at each change. A call that cannot be kept (another layout, a
+//   plan declined) leaves the entry as it was, for the next call of its key.
 // - Host scalars (`x + 1.0` on CUDA: a 0-d CPU tensor, Note [Host scalars] in
 //   xpuruntime/elementwise.h) are part of the key as such: the call is kept as the kernel
 //   saw it, the scalar broadcast over the output, and a later call whose input in that
