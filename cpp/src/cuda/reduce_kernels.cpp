@@ -29,6 +29,18 @@ void reduce_into(Spec spec, const Tensor& x, const KernelCall& call, bool positi
 
 std::string type_of(DType d) { return device_type(d); }
 
+// A reducer's name for each input dtype, made once per call site (each lambda is its own
+// type, so its own table): building it per call was a tenth of a tiny reduction's host
+// instructions (Note [Reduction kernels remembered] in reduce_launch.cpp).
+template <class Make> const std::string& named_once(DType d, Make make) {
+  static const auto names = [&] {
+    std::array<std::string, kNumDTypes> n;
+    for (int i = 0; i < kNumDTypes; ++i) n[i] = make(static_cast<DType>(i));
+    return n;
+  }();
+  return names[static_cast<int>(d)];
+}
+
 template <const char* Family> void accumulate_kernel(const KernelCall& call) {
   constexpr bool mean = Family[0] == 'M';
   const Tensor& x = call.in(0);
@@ -38,8 +50,7 @@ template <const char* Family> void accumulate_kernel(const KernelCall& call) {
     const Tensor* inputs[] = {&cast};
     return accumulate_kernel<Family>(KernelCall{inputs, 1, call.outputs, 1, call.attrs});
   }
-  // The reducer's name for each (input, output) dtype pair, built once: building it was a
-  // tenth of a tiny sum's host instructions (Note [Reduction kernels remembered]).
+  // The reducer's name for each (input, output) dtype pair, built once (as named_once).
   static const auto names = [] {
     std::array<std::array<std::string, kNumDTypes>, kNumDTypes> n;
     for (int i = 0; i < kNumDTypes; ++i)
@@ -68,8 +79,9 @@ template <bool Max> void extremum_kernel(const KernelCall& call) {
   const Tensor& x = call.in(0);
   if (is_complex(x.dtype())) throw TypeError("complex numbers have no order");
   Spec spec;
-  spec.reducer = "xrt::reduce::Extremum<" + ordered_type(x.dtype()) + ", " +
-                 (Max ? "true" : "false") + ">";
+  spec.reducer = named_once(x.dtype(), [](DType d) {
+    return "xrt::reduce::Extremum<" + ordered_type(d) + ", " + (Max ? "true" : "false") + ">";
+  });
   spec.in_size = static_cast<int64_t>(x.itemsize());
   spec.acc_size = compute_size(x.dtype());
   reduce_into(std::move(spec), x, call, false);
@@ -79,8 +91,10 @@ template <bool Max> void arg_extremum_kernel(const KernelCall& call) {
   const Tensor& x = call.in(0);
   if (is_complex(x.dtype())) throw TypeError("complex numbers have no order");
   Spec spec;
-  spec.reducer = "xrt::reduce::ArgExtremum<" + ordered_type(x.dtype()) + ", " +
-                 (Max ? "true" : "false") + ">";
+  spec.reducer = named_once(x.dtype(), [](DType d) {
+    return "xrt::reduce::ArgExtremum<" + ordered_type(d) + ", " + (Max ? "true" : "false") +
+           ">";
+  });
   spec.in_size = static_cast<int64_t>(x.itemsize());
   spec.acc_size = 16;
   reduce_into(std::move(spec), x, call, true);
@@ -91,7 +105,9 @@ template <int Op> void truth_kernel(const KernelCall& call) {
                                     "xrt::reduce::kCount"};
   const Tensor& x = call.in(0);
   Spec spec;
-  spec.reducer = "xrt::reduce::Truth<" + type_of(x.dtype()) + ", " + ops[Op] + ">";
+  spec.reducer = named_once(x.dtype(), [](DType d) {
+    return "xrt::reduce::Truth<" + type_of(d) + ", " + ops[Op] + ">";
+  });
   spec.in_size = static_cast<int64_t>(x.itemsize());
   spec.acc_size = Op == 2 ? 8 : 4;
   reduce_into(std::move(spec), x, call, false);
