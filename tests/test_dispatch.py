@@ -535,6 +535,35 @@ def test_an_inplace_operator_that_would_change_the_dtype_still_raises():
     assert_tensor_equal(a, np.arange(4, dtype=np.int8))
 
 
+def test_a_call_with_a_python_scalar_repeats_with_each_value():
+    """The scalar is part of the key by its dtype, not its value: each call reads its own,
+    in either order and in place; a scalar that does not fit still raises."""
+    base = np.arange(12, dtype=np.int8).reshape(3, 4)
+    x = xrt.asarray(base)
+    x * 2
+    before = replayed()
+    got = [x * v for v in (3, -1, 5)] + [7 - x]
+    assert replayed() == before + 3  # 7 - x is its own call (the scalar first)
+    for g, want in zip(got, [base * 3, -base, base * 5, 7 - base]):
+        assert_tensor_equal(g, want.astype(np.int8))
+    7 - x
+    before = replayed()
+    assert_tensor_equal(9 - x, (9 - base).astype(np.int8))
+    assert replayed() == before + 1
+    with pytest.raises(OverflowError):
+        x * 300
+    y = xrt.asarray(base.copy())
+    y += 1
+    before = replayed()
+    y += 2
+    y += -4
+    assert replayed() == before + 2
+    assert_tensor_equal(y, (base - 1).astype(np.int8))
+    zero_d = xrt.asarray(np.float64(1.5))
+    zero_d + 1.0
+    assert_tensor_equal(zero_d + 2.0, np.float64(3.5))
+
+
 def test_replays_are_kept_per_thread():
     a, b = xrt.ones(7), xrt.ones(7)
     counts = []

@@ -65,9 +65,10 @@ struct ReplayPlan {
   }
 };
 /// Fills a plan for a call the kernel has just run, where it can; false where it cannot.
-/// The call's inputs and output are contiguous, of one shape, on one device; except host
-/// scalars, inputs on the CPU in a call on another device, one value broadcast over the
-/// output (every stride zero), which the replayed calls pass as 0-d tensors.
+/// The call's inputs and output are contiguous, of one shape, on one device; except
+/// scalars: inputs on the CPU that are one value broadcast over the output (every stride
+/// zero), which replayed calls pass broadcast again to a CPU plan and as 0-d tensors to a
+/// device plan.
 using ReplayPlanner = std::function<bool(const KernelCall&, ReplayPlan&)>;
 
 /// A registered implementation of an op on one device type.

@@ -21,11 +21,12 @@
 // - One plan per op and thread (and per side: CPU or device): a loop over two replayable
 //   layouts plans again at each change. A call that cannot be kept (another layout, a
 //   plan declined) leaves the entry as it was, for the next call of its key.
-// - Host scalars (`x + 1.0` on CUDA: a 0-d CPU tensor, Note [Host scalars] in
+// - Scalars (`x + 1.0`: a 0-d CPU tensor; on CUDA a host scalar, Note [Host scalars] in
 //   xpuruntime/elementwise.h) are part of the key as such: the call is kept as the kernel
 //   saw it, the scalar broadcast over the output, and a later call whose input in that
-//   place is a 0-d CPU tensor of the dtype repeats it; the plan reads the value. A plan
-//   that declines such a call leaves it to the caller (the scalar is not broadcast there).
+//   place is a 0-d CPU tensor of the dtype repeats it. A CUDA plan reads the value; a CPU
+//   loop gets the scalar broadcast again. A plan that declines such a call leaves it to
+//   the caller (the scalar is not broadcast there).
 // - In-place operators (`a += b`) repeat an entry too, writing into a: their key is the
 //   same call with a for its output.
 #include "core/replay.h"
@@ -41,7 +42,7 @@ struct ReplayEntry {
   int num_inputs = 0;
   DType in[3] = {};
   DType out = DType::Bool;
-  unsigned host = 0;  // inputs that are host scalars (bit i: input i)
+  unsigned host = 0;  // inputs that are 0-d CPU scalars, broadcast (bit i: input i)
   Device device;
   Dims shape;
   Dims strides;  // C order: the inputs' and the output's
@@ -94,7 +95,10 @@ void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel,
   unsigned host = 0;
   for (int i = 0; i < call.num_inputs; ++i) {
     const Tensor& t = call.in(i);
-    if (t.device() != out.device() && t.device().is_cpu() && is_broadcast_value(t, out)) {
+    // A scalar: on the CPU, broadcast (a 0-d input of a 0-d CPU call is simply laid out
+    // as its output).
+    if (t.device().is_cpu() && is_broadcast_value(t, out) &&
+        (t.device() != out.device() || out.ndim() > 0)) {
       host |= 1u << i;
       continue;
     }
@@ -102,6 +106,10 @@ void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel,
         !(t.strides() == out.strides()))
       return;
   }
+  // Note: an input beside the scalars gives the output its shape; a call of scalars alone
+  // (a unary op of a 0-d tensor, an empty input of zero strides) is laid out as its output
+  // or not kept.
+  if (host == (1u << call.num_inputs) - 1) return;
   ReplayPlan plan;
   if (!kernel->plan_replay(call, plan)) return;
   Replays& state = replays();
@@ -148,22 +156,51 @@ const ReplayEntry* find_replay(OpId op, const Tensor* const* inputs, int num_inp
   return &r;
 }
 
+namespace {
+
+// A CPU loop reads a scalar as the kept call passed it: broadcast over the output.
+[[gnu::noinline]] bool run_broadcasting(const ReplayEntry& entry, const Tensor* const* inputs,
+                                        int num_inputs, Tensor& out) {
+  Tensor held[3];
+  const Tensor* args[3] = {};
+  for (int i = 0; i < num_inputs; ++i) {
+    args[i] = inputs[i];
+    if (entry.host >> i & 1u) {
+      held[i] = inputs[i]->broadcast_to(entry.shape);
+      args[i] = &held[i];
+    }
+  }
+  KernelCall call{args, num_inputs, &out, 1, nullptr};
+  return entry.plan.run(entry.plan, call);
+}
+
+bool run_plan(const ReplayEntry& entry, const Tensor* const* inputs, int num_inputs,
+              Tensor& out) {
+  if (entry.host && entry.device.is_cpu()) return run_broadcasting(entry, inputs, num_inputs, out);
+  KernelCall call{inputs, num_inputs, &out, 1, nullptr};  // a device plan reads 0-d scalars
+  return entry.plan.run(entry.plan, call);
+}
+
+}  // namespace
+
 Tensor replay(const ReplayEntry& entry, OpId op, const Tensor* const* inputs, int num_inputs) {
   Tensor out(Storage::allocate(static_cast<size_t>(entry.out_nbytes), entry.device),
              entry.shape, entry.strides, entry.out);
-  KernelCall call{inputs, num_inputs, &out, 1, nullptr};
-  if (!entry.plan.run(entry.plan, call)) [[unlikely]] {
+  if (!run_plan(entry, inputs, num_inputs, out)) [[unlikely]] {
     --replays().taken;
-    if (entry.host) out = Tensor();  // the caller broadcasts its host scalars
-    else dispatch(op, call);
+    if (entry.host) {
+      out = Tensor();  // the caller broadcasts its scalars
+    } else {
+      KernelCall call{inputs, num_inputs, &out, 1, nullptr};
+      dispatch(op, call);
+    }
   }
   return out;  // Note: one named result (a second would cost a move)
 }
 
 bool replay_into(const ReplayEntry& entry, const Tensor* const* inputs, int num_inputs,
                  Tensor& out) {
-  KernelCall call{inputs, num_inputs, &out, 1, nullptr};
-  if (out.dtype() == entry.out && entry.plan.run(entry.plan, call)) return true;
+  if (out.dtype() == entry.out && run_plan(entry, inputs, num_inputs, out)) return true;
   --replays().taken;
   return false;
 }
