@@ -207,10 +207,7 @@ PyObject* user_kernel_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) 
                    PyTuple_GET_SIZE(args), nullptr, kwargs, values);
     size_t shared_bytes = 0;
     if (values[3]) {
-      if (!PyIndex_Check(values[3]) || PyBool_Check(values[3]))
-        throw TypeError("shared_mem must be an int, got " + type_name_of(values[3]));
-      Py_ssize_t v = PyNumber_AsSsize_t(values[3], PyExc_OverflowError);
-      if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+      int64_t v = int_arg(values[3], "shared_mem");
       if (v < 0) throw ValueError("shared_mem must be >= 0, got " + std::to_string(v));
       shared_bytes = static_cast<size_t>(v);
     }

@@ -40,11 +40,11 @@ class Tensor {
       : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)),
         byte_offset_(byte_offset), dtype_(dtype) {}
 
-  /// A new contiguous tensor with uninitialised contents.
   /// A tensor over the whole of storage (offset 0), its shape and strides copied.
   Tensor(std::shared_ptr<Storage> storage, const Dims& shape, const Dims& strides, DType dtype)
       : storage_(std::move(storage)), shape_(shape), strides_(strides), dtype_(dtype) {}
 
+  /// A new contiguous tensor with uninitialised contents.
   static Tensor empty(const Dims& shape, DType dtype, Device device);
 
   bool defined() const { return storage_ != nullptr; }

@@ -57,8 +57,8 @@ class ElementwiseKernel {
   void run(const KernelCall& call);
 
   /// The replay of a dense call this kernel has just run, its kernel compiled (Note
-  /// [Replayed calls] in core/replay.cpp); false for a call that
-  /// does not take the full vector width (a view off the alignment).
+  /// [Replayed calls] in core/replay.cpp); false for a call that does not take the full
+  /// vector width (a view off the alignment).
   bool plan_replay(const KernelCall& call, ReplayPlan& plan);
 
   /// The source of one specialisation, and its kernel's name.

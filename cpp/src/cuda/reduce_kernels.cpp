@@ -29,16 +29,28 @@ void reduce_into(Spec spec, const Tensor& x, const KernelCall& call, bool positi
 
 std::string type_of(DType d) { return device_type(d); }
 
-// A reducer's name for each input dtype, made once per call site (each lambda is its own
-// type, so its own table): building it per call was a tenth of a tiny reduction's host
-// instructions (Note [Reduction kernels remembered] in reduce_launch.cpp).
-template <class Make> const std::string& named_once(DType d, Make make) {
+// A reducer's name for its dtypes, made once per call site for every dtype (each lambda is
+// its own type, so its own table): building it per call was a tenth of a tiny reduction's
+// host instructions (Note [Reduction kernels remembered] in reduce_launch.cpp). make
+// takes the input dtype, or the input and output dtypes.
+template <class Make> const std::string& named_once(DType in, Make make) {
   static const auto names = [&] {
     std::array<std::string, kNumDTypes> n;
     for (int i = 0; i < kNumDTypes; ++i) n[i] = make(static_cast<DType>(i));
     return n;
   }();
-  return names[static_cast<int>(d)];
+  return names[static_cast<int>(in)];
+}
+
+template <class Make> const std::string& named_once(DType in, DType out, Make make) {
+  static const auto names = [&] {
+    std::array<std::string, kNumDTypes * kNumDTypes> n;
+    for (int i = 0; i < kNumDTypes; ++i)
+      for (int o = 0; o < kNumDTypes; ++o)
+        n[i * kNumDTypes + o] = make(static_cast<DType>(i), static_cast<DType>(o));
+    return n;
+  }();
+  return names[static_cast<int>(in) * kNumDTypes + static_cast<int>(out)];
 }
 
 template <const char* Family> void accumulate_kernel(const KernelCall& call) {
@@ -50,17 +62,10 @@ template <const char* Family> void accumulate_kernel(const KernelCall& call) {
     const Tensor* inputs[] = {&cast};
     return accumulate_kernel<Family>(KernelCall{inputs, 1, call.outputs, 1, call.attrs});
   }
-  // The reducer's name for each (input, output) dtype pair, built once (as named_once).
-  static const auto names = [] {
-    std::array<std::array<std::string, kNumDTypes>, kNumDTypes> n;
-    for (int i = 0; i < kNumDTypes; ++i)
-      for (int o = 0; o < kNumDTypes; ++o)
-        n[i][o] = std::string("xrt::reduce::") + Family + "<" +
-                  type_of(static_cast<DType>(i)) + ", " + type_of(static_cast<DType>(o)) + ">";
-    return n;
-  }();
   Spec spec;
-  spec.reducer = names[static_cast<int>(x.dtype())][static_cast<int>(out)];
+  spec.reducer = named_once(x.dtype(), out, [](DType i, DType o) {
+    return std::string("xrt::reduce::") + Family + "<" + type_of(i) + ", " + type_of(o) + ">";
+  });
   spec.in_size = static_cast<int64_t>(x.itemsize());
   spec.acc_size = sum_accumulator_size(out);
   reduce_into(std::move(spec), x, call, false);
