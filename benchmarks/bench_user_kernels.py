@@ -4,7 +4,9 @@ ReductionKernel) against CuPy's same classes on the same source, same run.
 - Host cost: the host time per launch (tiny arrays), ours and CuPy's, in bursts issued while
   a spin kernel holds the GPU (common.host_time); goal (issue 15): ours <= 0.4x CuPy's.
   Beside it, a loop that never synchronises, which measures the GPU's pace once the launch
-  queue is full.
+  queue is full. Under them, the floor: the CUDA driver's own launch of an empty kernel
+  (cuLaunchKernelEx from C++, no Python, timed the same way), as a fraction of CuPy's
+  RawKernel call. No launch from Python costs less than that.
 - Device time: the same kernel on large arrays, timed as queued launches between
   synchronisations, reported as CuPy time / our time (goal >= 1.0).
 - Exchange: xrt.from_dlpack of a torch CUDA tensor (through torch's C exchange table) beside
@@ -119,6 +121,12 @@ def main():
                  for name, o, c, lo, lc in host],
                 ("host cost per launch", "xpuruntime", "CuPy", "ours / CuPy (goal <= 0.4)",
                  "loop: ours / CuPy")))
+    pieces = xrt._core._cuda._host_costs(20000)
+    bare = (pieces["launch_ex_ns"] if pieces["launch_ex_ns"] >= 0 else pieces["launch_ns"]) * 1e-9
+    raw_cupy = host[0][2]
+    print(f"floor: the driver's bare launch {bare * 1e6:.2f} us = {bare / raw_cupy:.2f}x CuPy's "
+          f"RawKernel call; ours {host[0][1] * 1e6:.2f} us = bare + "
+          f"{(host[0][1] - bare) * 1e6:.2f} us")
     dev = device_times(cp)
     print(table([(name, f"{t['ours'] * 1e6:.1f} us", f"{t['cupy'] * 1e6:.1f} us",
                   f"{t['cupy'] / t['ours']:.2f}x") for name, t in dev],
@@ -130,6 +138,7 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"host": {n: {"ours": o, "cupy": c, "ours_loop": lo, "cupy_loop": lc}
                                 for n, o, c, lo, lc in host},
+                       "bare_launch": bare,
                        "device": {n: t for n, t in dev},
                        "exchange": dict(exchange)}, f, indent=1)
 

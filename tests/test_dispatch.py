@@ -498,6 +498,56 @@ def test_a_replay_gives_way_to_explain_the_profiler_pins_and_new_kernels():
     assert_tensor_equal(a + b, np.full(5, 2.0))
 
 
+def test_a_replay_gives_way_to_every_change_a_decision_reads():
+    """Note [Stale replays]: repeated calls inside an explain log or a profile are each
+    dispatched and recorded; a pin set on the policy in force (scoped or global), the
+    global policy replaced, and leaving a scope each take effect at the next call."""
+    a, b = xrt.ones(6), xrt.ones(6)
+
+    def zeros(x1, x2):
+        return xrt.zeros(x1.shape, dtype=x1.dtype)
+
+    a + b
+    a + b
+    with xrt.explain() as log:
+        for _ in range(3):
+            a + b
+    assert len(decisions_for(log, "add")) == 3
+    with xrt.profile() as prof:
+        for _ in range(3):
+            a + b
+    assert [o.name for o in prof.ops] == ["add"] * 3
+    xrt.register_kernel("add", "zeros_add", zeros, priority=-100)  # never chosen unpinned
+    old = xrt.get_kernel_policy()
+    try:
+        policy = xrt.KernelPolicy()
+        with xrt.kernel_policy(policy):
+            assert_tensor_equal(a + b, np.full(6, 2.0))
+            assert_tensor_equal(a + b, np.full(6, 2.0))  # replayed
+            policy.set("add", "zeros_add")  # the scoped policy changed in place
+            assert_tensor_equal(a + b, np.zeros(6))
+            policy.remove("add")
+            assert_tensor_equal(a + b, np.full(6, 2.0))
+            with xrt.kernel_policy(add="zeros_add"):
+                assert_tensor_equal(a + b, np.zeros(6))
+            assert_tensor_equal(a + b, np.full(6, 2.0))  # the inner scope left
+        global_policy = xrt.KernelPolicy()
+        xrt.set_kernel_policy(global_policy)
+        a + b
+        assert_tensor_equal(a + b, np.full(6, 2.0))
+        global_policy.set("add", "zeros_add")  # the global policy changed in place
+        assert_tensor_equal(a + b, np.zeros(6))
+        xrt.set_kernel_policy(xrt.KernelPolicy())  # and replaced
+        assert_tensor_equal(a + b, np.full(6, 2.0))
+    finally:
+        xrt.set_kernel_policy(old)
+        xrt.unregister_kernel("add", "zeros_add")
+    before = replayed()
+    assert_tensor_equal(a + b, np.full(6, 2.0))
+    assert_tensor_equal(a + b, np.full(6, 2.0))
+    assert replayed() == before + 1  # planned again once, then replayed
+
+
 def test_an_inplace_operator_repeats_the_kept_call():
     a = xrt.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
     b = xrt.asarray(np.full((3, 4), 0.5, np.float32))

@@ -56,9 +56,6 @@ bool replay_into(const ReplayEntry& entry, const Tensor* const* inputs, int num_
 /// How many calls have run a kept plan on this thread (tests, benchmarks).
 uint64_t replayed_calls();
 
-/// Whether an explain log is open on this thread.
-bool explain_log_open();
-
 /// The kernel dispatch() would run, without running it (explain, benchmarks). With
 /// `record`, an open explain log gets the decision as if the kernel ran: for callers that
 /// run the chosen kernel themselves (the PyTorch adapter, which launches on torch tensors).

@@ -356,19 +356,19 @@ void dispatch(OpId op, const KernelCall& call) {
 }
 
 void dispatch_keeping_replay(OpId op, const KernelCall& call) {
-  Selection s = select(thread_state(), op, call, true);
+  uint64_t generation = replay_generation();  // before the decision (Note [Stale replays])
+  ThreadState& state = thread_state();
+  Selection s = select(state, op, call, true);
   if (profiler::mode()) [[unlikely]]
     return run_profiled(s.decision, s.kernel, s.why, call, [&] { s.kernel.run(call); });
   s.kernel.run(call);
   // Note [Replayed calls] (core/replay.cpp): only the kernel any later call of this key
-  // would choose, the decision's first candidate, and not a BestPerformance timing.
-  if (s.kernel.plan_replay && !s.decision.timed &&
+  // would choose, the decision's first candidate, and not a BestPerformance timing; and
+  // not while a log would miss the calls that repeat it.
+  if (s.kernel.plan_replay && !s.decision.timed && state.logs.empty() &&
       &s.kernel == s.decision.candidates.front().get())
-    keep_replay(op, call, s.decision.candidates.front(), s.decision.policy_version,
-                s.decision.registry_epoch);
+    keep_replay(op, call, s.decision.candidates.front(), generation);
 }
-
-bool explain_log_open() { return !thread_state().logs.empty(); }
 
 void run_selected(OpId op, const KernelCall& call,
                   const std::function<void(const KernelInfo&)>& body) {
@@ -399,13 +399,17 @@ std::vector<DecisionRecord> cached_decisions() {
   return out;
 }
 
-void push_explain_log() { thread_state().logs.emplace_back(); }
+void push_explain_log() {
+  thread_state().logs.emplace_back();
+  thread_replays_stale();
+}
 
 std::vector<DecisionRecord> pop_explain_log() {
   ThreadState& state = thread_state();
   if (state.logs.empty()) return {};
   auto records = std::move(state.logs.back());
   state.logs.pop_back();
+  thread_replays_stale();
   return records;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/per_thread.h"
+#include "core/replay.h"
 
 namespace xrt {
 
@@ -16,6 +17,7 @@ void KernelPolicy::set(const std::string& op, const std::string& kernel) {
   std::lock_guard lock(mutex_);
   preferences_[op] = kernel;
   version_.store(next_version(), std::memory_order_release);
+  replays_stale();
 }
 
 std::optional<std::string> KernelPolicy::get(const std::string& op) const {
@@ -28,7 +30,10 @@ std::optional<std::string> KernelPolicy::get(const std::string& op) const {
 bool KernelPolicy::remove(const std::string& op) {
   std::lock_guard lock(mutex_);
   bool erased = preferences_.erase(op) > 0;
-  if (erased) version_.store(next_version(), std::memory_order_release);
+  if (erased) {
+    version_.store(next_version(), std::memory_order_release);
+    replays_stale();
+  }
   return erased;
 }
 
@@ -40,11 +45,13 @@ std::map<std::string, std::string> KernelPolicy::preferences() const {
 void KernelPolicy::set_auto_strategy(AutoStrategy strategy) {
   strategy_.store(strategy);
   version_.store(next_version(), std::memory_order_release);
+  replays_stale();
 }
 
 void KernelPolicy::set_allow_tf32(bool allow) {
   allow_tf32_.store(allow, std::memory_order_relaxed);
   version_.store(next_version(), std::memory_order_release);
+  replays_stale();
 }
 
 namespace {
@@ -82,6 +89,7 @@ void set_global_policy(PolicyRef policy) {
   std::lock_guard lock(global_mutex);
   global_slot() = std::move(policy);
   global_generation.fetch_add(1, std::memory_order_acq_rel);
+  replays_stale();
 }
 
 PolicyRef global_policy() {
@@ -89,11 +97,15 @@ PolicyRef global_policy() {
   return global_slot();
 }
 
-void push_thread_policy(PolicyRef policy) { thread_policies().scoped.push_back(std::move(policy)); }
+void push_thread_policy(PolicyRef policy) {
+  thread_policies().scoped.push_back(std::move(policy));
+  thread_replays_stale();
+}
 
 void pop_thread_policy() {
   ThreadPolicies& t = thread_policies();
   if (!t.scoped.empty()) t.scoped.pop_back();
+  thread_replays_stale();
 }
 
 const char* strategy_name(AutoStrategy strategy) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/replay.h"
 #include "xpuruntime/errors.h"
 
 namespace xrt {
@@ -65,6 +66,7 @@ void KernelRegistry::add(KernelInfo info) {
                           [&](const KernelRef& k) { return k->priority < ref->priority; });
   list.insert(pos, std::move(ref));
   epoch_.fetch_add(1, std::memory_order_acq_rel);
+  replays_stale();  // Note [Stale replays] (core/replay.cpp)
 }
 
 bool KernelRegistry::remove(std::string_view op, std::string_view name, DeviceType device) {
@@ -78,6 +80,7 @@ bool KernelRegistry::remove(std::string_view op, std::string_view name, DeviceTy
   if (pos == list.end()) return false;
   list.erase(pos);
   epoch_.fetch_add(1, std::memory_order_acq_rel);
+  replays_stale();  // Note [Stale replays] (core/replay.cpp)
   return true;
 }
 

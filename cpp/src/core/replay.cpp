@@ -11,10 +11,10 @@
 //   CPU the plan is the kernel's loop, which plans its own layout) and only the ops that
 //   ask (the unary and binary elementwise functions and operators).
 // - The key: the op, the inputs' dtypes, device, shape and C-order strides. Kept with the
-//   policy version and registry epoch it was decided under, and taken only while both are
-//   current, no explain log is open and the profiler is off: so every call that would
-//   explain or record itself is dispatched as before, and a pin or a newly registered
-//   kernel takes effect at once.
+//   generation it was decided at, and taken only while that is current (Note [Stale
+//   replays]); never kept while an explain log is open or the profiler is on: so every
+//   call that would explain or record itself is dispatched as before, and a pin or a newly
+//   registered kernel takes effect at once.
 // - Only the candidate a decision tries first, not a BestPerformance timing: the kernel
 //   any later call of that key would choose (dispatch_keeping_replay in dispatcher.cpp).
 // - A plan may decline a call (a view off its vector alignment); the call is dispatched.
@@ -31,10 +31,10 @@
 //   same call with a for its output.
 #include "core/replay.h"
 
+#include <atomic>
 #include <vector>
 
 #include "core/per_thread.h"
-#include "xpuruntime/profiler.h"
 
 namespace xrt {
 
@@ -47,8 +47,8 @@ struct ReplayEntry {
   Dims shape;
   Dims strides;  // C order: the inputs' and the output's
   int64_t out_nbytes = 0;
-  uint64_t policy_version = 0;
-  uint64_t registry_epoch = 0;
+  uint64_t generation = 0;         // Note [Stale replays]
+  uint64_t thread_generation = 0;
   KernelRef kernel;  // keeps what the plan points into
   ReplayPlan plan;
 };
@@ -58,8 +58,22 @@ namespace {
 struct Replays {
   std::vector<ReplayEntry> entries;  // by OpId, CPU and device calls apart (slot())
   uint64_t taken = 0;                // calls that ran their entry's plan (tests)
+  uint64_t generation = 0;           // the thread's own (Note [Stale replays])
 };
 Replays& replays() { return PerThread<Replays>::get(); }
+
+// Note [Stale replays]: a kept plan holds while nothing its decision read has changed: the
+// current policy (the global one, the thread's scoped ones, a change to either), the
+// registry, the profiler's mode and the thread's explain logs. Reading each of them on
+// every call cost a replay about 60 host instructions and 8 lines of code fetched again
+// (callgrind, CUDA `a + b`), so the changes count instead: each calls replays_stale() (a
+// change every thread sees) or thread_replays_stale() (the calling thread's own) after it
+// is made, and a plan is kept with the two generations read before its decision, and
+// taken only while both are current.
+// - After, not before: a decision that read the old state was made at the old generation.
+// - Conservative: a change to a policy no thread uses, or a new policy object, also makes
+//   every plan stale; the next call of each key plans again.
+std::atomic<uint64_t> stale_generation{1};
 
 // The strides of a contiguous tensor of t's shape, in C order (not merely contiguous: a
 // size-1 axis may carry any stride there).
@@ -87,8 +101,11 @@ size_t slot(OpId op, bool on_device) { return size_t{op} * 2 + (on_device ? 1 : 
 
 }  // namespace
 
-void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel,
-                 uint64_t policy_version, uint64_t registry_epoch) {
+void replays_stale() { stale_generation.fetch_add(1, std::memory_order_acq_rel); }
+void thread_replays_stale() { ++replays().generation; }
+uint64_t replay_generation() { return stale_generation.load(std::memory_order_acquire); }
+
+void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel, uint64_t generation) {
   if (call.num_outputs != 1 || call.num_inputs < 1 || call.num_inputs > 3) return;
   const Tensor& out = call.out();
   if (out.byte_offset() != 0 || !c_order(out)) return;
@@ -124,8 +141,8 @@ void keep_replay(OpId op, const KernelCall& call, const KernelRef& kernel,
   r.shape = out.shape();
   r.strides = out.strides();
   r.out_nbytes = out.numel() * static_cast<int64_t>(out.itemsize());
-  r.policy_version = policy_version;
-  r.registry_epoch = registry_epoch;
+  r.generation = generation;
+  r.thread_generation = state.generation;
   r.kernel = kernel;
   r.plan = plan;
 }
@@ -148,9 +165,8 @@ const ReplayEntry* find_replay(OpId op, const Tensor* const* inputs, int num_inp
     if (t.device() != r.device || !(t.shape() == r.shape) || !(t.strides() == r.strides))
       return nullptr;
   }
-  if (explain_log_open() || profiler::mode()) return nullptr;
-  if (current_policy()->version() != r.policy_version ||
-      KernelRegistry::global().epoch() != r.registry_epoch)
+  if (r.generation != stale_generation.load(std::memory_order_relaxed) ||
+      r.thread_generation != state.generation)
     return nullptr;
   ++state.taken;  // uncounted again where the plan declines the call (the rare path)
   return &r;

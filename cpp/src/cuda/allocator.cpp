@@ -41,7 +41,7 @@ std::atomic<bool> allocated{false};
 // -1: the calling thread's current device.
 int resolve(int device) { return device == -1 ? current_device() : device; }
 
-CachingDevice& caching_device(int device) {
+[[gnu::noinline]] CachingDevice& first_caching_device(int device) {
   if (device < 0 || device >= kMaxDevices) check_device(device);
   CachingDevice* d = caching_devices[device].load(std::memory_order_acquire);
   if (d) return *d;
@@ -53,6 +53,14 @@ CachingDevice& caching_device(int device) {
     caching_devices[device].store(d, std::memory_order_release);
   }
   return *d;
+}
+
+// Note: the made device's lookup inlines into the allocation (its path stays short); the
+// checks and the making are the first call's.
+inline CachingDevice& caching_device(int device) {
+  if (device >= 0 && device < kMaxDevices)
+    if (CachingDevice* d = caching_devices[device].load(std::memory_order_acquire)) return *d;
+  return first_caching_device(device);
 }
 
 CachingAllocator& caching(int device) { return caching_device(device).allocator; }
@@ -101,9 +109,9 @@ const char* allocator_name(AllocatorKind kind) {
   return kind == AllocatorKind::Caching ? "caching" : "stream_ordered";
 }
 
-AllocatorKind allocator_kind() {
-  int kind = chosen_kind.load(std::memory_order_acquire);
-  if (kind >= 0) return static_cast<AllocatorKind>(kind);
+namespace {
+
+[[gnu::noinline]] AllocatorKind choose_allocator_kind() {
   std::lock_guard lock(setup_mutex);
   if (chosen_kind.load() < 0) {
     const char* env = std::getenv("XPURUNTIME_CUDA_ALLOCATOR");
@@ -111,6 +119,14 @@ AllocatorKind allocator_kind() {
     chosen_kind.store(static_cast<int>(k), std::memory_order_release);
   }
   return static_cast<AllocatorKind>(chosen_kind.load());
+}
+
+}  // namespace
+
+AllocatorKind allocator_kind() {
+  int kind = chosen_kind.load(std::memory_order_acquire);
+  if (kind >= 0) [[likely]] return static_cast<AllocatorKind>(kind);
+  return choose_allocator_kind();
 }
 
 void set_allocator(AllocatorKind kind) {

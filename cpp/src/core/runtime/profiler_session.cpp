@@ -19,6 +19,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/replay.h"
 #include "core/runtime/nvtx.h"
 #include "xpuruntime/errors.h"
 #include "xpuruntime/registry.h"
@@ -237,6 +238,7 @@ void start(const Options& options) {
   active.store(s.get(), std::memory_order_release);
   running = std::move(s);
   g_mode.store(m, std::memory_order_release);
+  replays_stale();  // replayed calls record nothing (Note [Stale replays] in core/replay.cpp)
 }
 
 bool recording() { return active.load(std::memory_order_acquire) != nullptr; }
@@ -246,6 +248,7 @@ Result stop() {
   if (!running) throw XpuRuntimeError("no profiler session is recording");
   Session& s = *running;
   g_mode.store(nvtx_wanted ? kNvtx : 0, std::memory_order_release);
+  replays_stale();
   active.store(nullptr, std::memory_order_release);
   // Writers already inside a hook finish their record (bounded: a stuck one is dropped).
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -287,6 +290,7 @@ void set_nvtx(bool on) {
   uint32_t m = g_mode.load();
   bool session_nvtx = running && running->options.nvtx;
   g_mode.store(on || session_nvtx ? (m | kNvtx) : (m & ~uint32_t(kNvtx)));
+  replays_stale();
 }
 
 bool nvtx_on() { return (mode() & kNvtx) != 0; }
