@@ -82,6 +82,14 @@
 // everything else) stay out: one unexplained illegal-address failure of the CUDA suite when
 // they were first tried, though three full runs with them passed this time, and no gain
 // the noisy host's timing could show.
+//
+// 2026-11-28: replays check one generation (Note [Stale replays] in core/replay.cpp), binary()
+// its devices inline, the allocation its device lookups inline: our module's misses for
+// `a + b` 174 -> 164 (1,979 -> 1,869 instructions), `a += b` 66 -> 59. On three H100 hosts
+// our part of `a + b` then measured 0.74 us (median of six processes, the previous build
+// 0.83 in the same rounds), 0.51 and 0.81 (bench_cuda_host_cost.py's same-round row): the
+// spread between hosts and processes (bare launches of 2.6-3.9 us within one run) is
+// larger than what the change took.
 #include <algorithm>
 #include <chrono>
 #include <functional>
