@@ -65,14 +65,14 @@ Replays& replays() { return PerThread<Replays>::get(); }
 // Note [Stale replays]: a kept plan holds while nothing its decision read has changed: the
 // current policy (the global one, the thread's scoped ones, a change to either), the
 // registry, the profiler's mode and the thread's explain logs. Reading each of them on
-// every call cost a replay about 60 host instructions and 8 lines of code fetched again
+// every call cost a replay about 60 host instructions and 10 lines of code fetched again
 // (callgrind, CUDA `a + b`), so the changes count instead: each calls replays_stale() (a
 // change every thread sees) or thread_replays_stale() (the calling thread's own) after it
 // is made, and a plan is kept with the two generations read before its decision, and
 // taken only while both are current.
 // - After, not before: a decision that read the old state was made at the old generation.
-// - Conservative: a change to a policy no thread uses, or a new policy object, also makes
-//   every plan stale; the next call of each key plans again.
+// - Conservative: a change to a policy no thread uses also makes every plan stale; the
+//   next call of each key plans again.
 std::atomic<uint64_t> stale_generation{1};
 
 // The strides of a contiguous tensor of t's shape, in C order (not merely contiguous: a
