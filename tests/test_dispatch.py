@@ -423,7 +423,7 @@ def test_a_refused_pin_leaves_the_dispatcher_usable():
     assert np.asarray(a @ a).tolist() == [[2.0, 2.0], [2.0, 2.0]]
 
 
-# ---- Replayed calls (Note [Replayed calls] in cpp/src/core/dispatcher.cpp) -------------
+# ---- Replayed calls (Note [Replayed calls] in cpp/src/core/replay.cpp) ----------------
 
 def replayed():
     return xrt._core._replayed_calls()

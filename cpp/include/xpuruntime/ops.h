@@ -75,7 +75,11 @@ Tensor linear_packed(const Tensor& x, const Tensor& packed, int64_t out_features
 Scalar item(const Tensor& x);
 
 /// ValueError naming op when a and b are on different devices (never a silent copy).
-void check_same_device(const Tensor& a, const Tensor& b, const char* op);
+/// Note: inline, the error out of line, so a tiny op's path stays short.
+[[noreturn]] void throw_different_devices(const Tensor& a, const Tensor& b, const char* op);
+inline void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.device() != b.device()) [[unlikely]] throw_different_devices(a, b, op);
+}
 /// t as an operand of dtype and shape: t itself when it already is one, else a cast and/or
 /// broadcast view kept alive in holder.
 const Tensor& conform(const Tensor& t, DType dtype, const Dims& shape, Tensor& holder);

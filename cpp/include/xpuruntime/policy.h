@@ -37,6 +37,8 @@ class KernelPolicy {
   static uint64_t next_version();
 
  private:
+  void changed();  // a new version; kept replays go stale
+
   mutable std::mutex mutex_;
   std::map<std::string, std::string> preferences_;
   std::atomic<AutoStrategy> strategy_{AutoStrategy::FirstSupported};

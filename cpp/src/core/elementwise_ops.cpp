@@ -236,9 +236,7 @@ void check_host_scalar(const Tensor& scalar, const char* op) {
 }  // namespace
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
-  // Note: the name is looked up only for the error (the tiny op's path stays short).
-  if (a.device() != b.device()) [[unlikely]]
-    check_same_device(a, b, binary_info(op).name);
+  check_same_device(a, b, binary_info(op).name);
   OpId id = OpIds::get().binary[static_cast<int>(op)];
   const Tensor* inputs[] = {&a, &b};
   if (const ReplayEntry* entry = find_replay(id, inputs, 2))  // Note [Replayed calls]
@@ -248,8 +246,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 
 void binary_inplace(BinaryOp op, Tensor& a, const Tensor& b) {
   check_writable(a);
-  if (a.device() != b.device()) [[unlikely]]
-    check_same_device(a, b, binary_info(op).name);
+  check_same_device(a, b, binary_info(op).name);
   if (!replayed_inplace(op, a, b)) binary_inplace_unchecked(op, a, b);
 }
 

@@ -64,10 +64,9 @@ const Tensor& conform(const Tensor& t, DType dtype, const Dims& shape, Tensor& h
   return holder;
 }
 
-void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.device() != b.device())
-    throw ValueError(std::string(op) + ": arrays are on different devices (" + a.device().str() +
-                     " and " + b.device().str() + "); move one with to_device() first");
+void throw_different_devices(const Tensor& a, const Tensor& b, const char* op) {
+  throw ValueError(std::string(op) + ": arrays are on different devices (" + a.device().str() +
+                   " and " + b.device().str() + "); move one with to_device() first");
 }
 
 const BuiltinOps& BuiltinOps::get() {

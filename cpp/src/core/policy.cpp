@@ -13,11 +13,16 @@ uint64_t KernelPolicy::next_version() {
   return counter.fetch_add(1, std::memory_order_relaxed);
 }
 
+// After the change, not before (Note [Stale replays] in core/replay.cpp).
+void KernelPolicy::changed() {
+  version_.store(next_version(), std::memory_order_release);
+  replays_stale();
+}
+
 void KernelPolicy::set(const std::string& op, const std::string& kernel) {
   std::lock_guard lock(mutex_);
   preferences_[op] = kernel;
-  version_.store(next_version(), std::memory_order_release);
-  replays_stale();
+  changed();
 }
 
 std::optional<std::string> KernelPolicy::get(const std::string& op) const {
@@ -30,10 +35,7 @@ std::optional<std::string> KernelPolicy::get(const std::string& op) const {
 bool KernelPolicy::remove(const std::string& op) {
   std::lock_guard lock(mutex_);
   bool erased = preferences_.erase(op) > 0;
-  if (erased) {
-    version_.store(next_version(), std::memory_order_release);
-    replays_stale();
-  }
+  if (erased) changed();
   return erased;
 }
 
@@ -44,14 +46,12 @@ std::map<std::string, std::string> KernelPolicy::preferences() const {
 
 void KernelPolicy::set_auto_strategy(AutoStrategy strategy) {
   strategy_.store(strategy);
-  version_.store(next_version(), std::memory_order_release);
-  replays_stale();
+  changed();
 }
 
 void KernelPolicy::set_allow_tf32(bool allow) {
   allow_tf32_.store(allow, std::memory_order_relaxed);
-  version_.store(next_version(), std::memory_order_release);
-  replays_stale();
+  changed();
 }
 
 namespace {

@@ -41,13 +41,11 @@ std::atomic<bool> allocated{false};
 // -1: the calling thread's current device.
 int resolve(int device) { return device == -1 ? current_device() : device; }
 
-[[gnu::noinline]] CachingDevice& first_caching_device(int device) {
-  if (device < 0 || device >= kMaxDevices) check_device(device);
-  CachingDevice* d = caching_devices[device].load(std::memory_order_acquire);
-  if (d) return *d;
+// A device's first allocation: the device checked, its allocator made once.
+[[gnu::noinline]] CachingDevice& make_caching_device(int device) {
   check_device(device);
   std::lock_guard lock(setup_mutex);
-  d = caching_devices[device].load();
+  CachingDevice* d = caching_devices[device].load();
   if (!d) {
     d = new CachingDevice(device);
     caching_devices[device].store(d, std::memory_order_release);
@@ -55,12 +53,11 @@ int resolve(int device) { return device == -1 ? current_device() : device; }
   return *d;
 }
 
-// Note: the made device's lookup inlines into the allocation (its path stays short); the
-// checks and the making are the first call's.
+// Note: the made device's lookup inlines into the allocation (its path stays short).
 inline CachingDevice& caching_device(int device) {
   if (device >= 0 && device < kMaxDevices)
     if (CachingDevice* d = caching_devices[device].load(std::memory_order_acquire)) return *d;
-  return first_caching_device(device);
+  return make_caching_device(device);
 }
 
 CachingAllocator& caching(int device) { return caching_device(device).allocator; }
