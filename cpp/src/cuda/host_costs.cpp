@@ -90,6 +90,16 @@
 // 0.83 in the same rounds), 0.51 and 0.81 (bench_cuda_host_cost.py's same-round row): the
 // spread between hosts and processes (bare launches of 2.6-3.9 us within one run) is
 // larger than what the change took.
+//
+// Later on 2026-11-28, at the same code: 20 processes on three H100 hosts (each 2 s of
+// warm-up, then bursts as above) put our part of `a + b` at 0.57-1.10 us, median 0.73, 13 of
+// them at or under 0.8. Two levers tried again and not kept, each against that build in
+// alternating processes on one host: kept small blocks (Note [Blocks kept whole], `git show
+// 3a07727 -- cpp/`) passed the full CUDA suite (4,821 tests; the illegal address of their
+// first trial did not come back: four full runs have passed) but measured 0.73 us median
+// against 0.65 (four processes each); the hot attribute on about 60 functions of the paths
+// (above) measured 0.86 against 0.75 (eight each), and callgrind's misses moved 164 ->
+// 157-163 with the layout.
 #include <algorithm>
 #include <chrono>
 #include <functional>
