@@ -102,8 +102,12 @@ Onesweep onesweep_shape(DType dtype, bool arg) {
   const int64_t key_size = itemsize(dtype);
   // 64-bit value sorts of 2^24 keys on an H100 (a block's tile its index; against CuPy in
   // one run): 14 items 1.026 / 1.070x (float64 / int64), 16 1.005 / 1.055, 12 0.972 / 1.014,
-  // 10 0.897 / 0.933. Argsorts keep 12 (measured before the tile counters went).
-  Onesweep shape{key_size > 4 ? (arg ? 12 : 14) : 16, key_size <= 4 && !arg ? 5 : 0};
+  // 10 0.897 / 0.933. 64-bit argsorts, int64 on an H100 (two rounds, 2026-11-28), ms for
+  // 256x65536 / 1024x16384 / 64x262144 / 16x2^20 / 2^24: 16:2 1.75 / 1.68 / 1.76 / 1.77 /
+  // 1.76, 16:0 0.3-0.6% slower, 12:0 (the default before) 1.98 / 2.12 / 1.91 / 1.92 / 1.94,
+  // 16:3 1.78 / 1.85 / 1.75 / 1.74 / 1.77; 8 and 10 slower still.
+  const bool wide = key_size > 4;
+  Onesweep shape{wide ? (arg ? 16 : 14) : 16, wide ? (arg ? 2 : 0) : (arg ? 0 : 5)};
   if (const char* env = std::getenv("XPURUNTIME_CUDA_SORT"); env && *env) {
     if (std::strcmp(env, "lsd4") == 0) return {};
     if (std::strncmp(env, "onesweep:", 9) == 0) {
