@@ -93,21 +93,28 @@ std::string onesweep_source(const OnesweepKind& kind, const Onesweep& shape) {
 /// The pass shape for keys of dtype. XPURUNTIME_CUDA_SORT (read per call so that a
 /// benchmark can switch) may say "lsd4", or "onesweep:ITEMS[:MIN_BLOCKS]".
 // Note: the pass needs 60 to 100 registers, so 3 or 4 blocks share a multiprocessor with
-// no launch bound. On an H200, 16 items per thread (4-byte keys) and 12 (8-byte keys) were
-// the fastest of 8, 12, 16 and 20 at 2^20 to 2^26 keys (bench_cuda_sort.py sweeps them).
-// A value sort of keys up to 4 bytes fits 48 registers without spilling, so it asks for 5
-// blocks per multiprocessor: 108 against 114 us a pass of 2^24 int32 keys on an H200 (Note
-// [Onesweep counting]); a payload or 8-byte keys would spill there.
+// no launch bound. On an H200, 16 items per thread were the fastest for 4-byte keys of 8,
+// 12, 16 and 20 at 2^20 to 2^26 keys (bench_cuda_sort.py sweeps them). A value sort of
+// keys up to 4 bytes fits 48 registers without spilling, so it asks for 5 blocks per
+// multiprocessor: 108 against 114 us a pass of 2^24 int32 keys on an H200 (Note [Onesweep
+// counting]); a payload or 8-byte keys would spill there.
+// 8-byte keys, on an H100 (a block's tile its index):
+// - value sorts of 2^24 keys, against CuPy in one run: 14 items 1.026 / 1.070x (float64 /
+//   int64), 16 1.005 / 1.055, 12 0.972 / 1.014, 10 0.897 / 0.933;
+// - argsorts of int64, ms for 256x65536 / 1024x16384 / 64x262144 / 16x2^20 / 2^24 (two
+//   rounds, 2026-11-28): 16:2 1.75 / 1.68 / 1.76 / 1.77 / 1.76, 16:0 0.3-0.6% slower, 12:0
+//   (the default before) 1.98 / 2.12 / 1.91 / 1.92 / 1.94, 16:3 1.78 / 1.85 / 1.75 / 1.74 /
+//   1.77; 8 and 10 items slower still.
+namespace {
+constexpr Onesweep kShapes[2][2] = {  // [8-byte keys][argsort]: {items, min_blocks}
+    {{16, 5}, {16, 0}},
+    {{14, 0}, {16, 2}},
+};
+}  // namespace
+
 Onesweep onesweep_shape(DType dtype, bool arg) {
   const int64_t key_size = itemsize(dtype);
-  // 64-bit value sorts of 2^24 keys on an H100 (a block's tile its index; against CuPy in
-  // one run): 14 items 1.026 / 1.070x (float64 / int64), 16 1.005 / 1.055, 12 0.972 / 1.014,
-  // 10 0.897 / 0.933. 64-bit argsorts, int64 on an H100 (two rounds, 2026-11-28), ms for
-  // 256x65536 / 1024x16384 / 64x262144 / 16x2^20 / 2^24: 16:2 1.75 / 1.68 / 1.76 / 1.77 /
-  // 1.76, 16:0 0.3-0.6% slower, 12:0 (the default before) 1.98 / 2.12 / 1.91 / 1.92 / 1.94,
-  // 16:3 1.78 / 1.85 / 1.75 / 1.74 / 1.77; 8 and 10 slower still.
-  const bool wide = key_size > 4;
-  Onesweep shape{wide ? (arg ? 16 : 14) : 16, wide ? (arg ? 2 : 0) : (arg ? 0 : 5)};
+  Onesweep shape = kShapes[key_size > 4][arg];
   if (const char* env = std::getenv("XPURUNTIME_CUDA_SORT"); env && *env) {
     if (std::strcmp(env, "lsd4") == 0) return {};
     if (std::strncmp(env, "onesweep:", 9) == 0) {
